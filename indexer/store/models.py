@@ -1,0 +1,93 @@
+"""Concept store schema (SQLAlchemy 2.0). Alembic's first migration creates exactly this."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class CodeSystem(Base):
+    __tablename__ = "code_system"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(64), unique=True)
+    uri: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(255))
+
+    versions: Mapped[list[CodeSystemVersion]] = relationship(back_populates="system")
+
+
+class CodeSystemVersion(Base):
+    __tablename__ = "code_system_version"
+    __table_args__ = (UniqueConstraint("system_id", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    system_id: Mapped[int] = mapped_column(ForeignKey("code_system.id", ondelete="CASCADE"))
+    version: Mapped[str] = mapped_column(String(128))
+    loaded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    concept_count: Mapped[int] = mapped_column(Integer)
+
+    system: Mapped[CodeSystem] = relationship(back_populates="versions")
+
+
+class ConceptRow(Base):
+    __tablename__ = "concept"
+    __table_args__ = (UniqueConstraint("version_id", "code"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("code_system_version.id", ondelete="CASCADE"))
+    code: Mapped[str] = mapped_column(String(64))
+    display: Mapped[str] = mapped_column(Text)
+    active: Mapped[bool] = mapped_column(Boolean)
+    properties: Mapped[dict[str, Any]] = mapped_column(JSON)
+    associations: Mapped[dict[str, list[str]]] = mapped_column(JSON)
+    xrefs: Mapped[list[str]] = mapped_column(JSON)
+
+
+class DesignationRow(Base):
+    __tablename__ = "designation"
+    __table_args__ = (Index("ix_designation_concept", "concept_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    concept_id: Mapped[int] = mapped_column(ForeignKey("concept.id", ondelete="CASCADE"))
+    text: Mapped[str] = mapped_column(Text)
+    use: Mapped[str] = mapped_column(String(32))
+    language: Mapped[str] = mapped_column(String(16))
+    scope: Mapped[str | None] = mapped_column(String(32))
+    type: Mapped[str | None] = mapped_column(String(64))
+    active: Mapped[bool] = mapped_column(Boolean)
+
+
+class DefinitionRow(Base):
+    __tablename__ = "definition"
+    __table_args__ = (Index("ix_definition_concept", "concept_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    concept_id: Mapped[int] = mapped_column(ForeignKey("concept.id", ondelete="CASCADE"))
+    text: Mapped[str] = mapped_column(Text)
+    source: Mapped[str | None] = mapped_column(Text)
+    language: Mapped[str] = mapped_column(String(16))
+
+
+class RelationshipRow(Base):
+    """Edges keep the target as a code: it may be loaded later or belong to another version."""
+
+    __tablename__ = "relationship"
+    __table_args__ = (
+        Index("ix_relationship_source", "source_id"),
+        Index("ix_relationship_target", "version_id", "target_code"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("code_system_version.id", ondelete="CASCADE"))
+    source_id: Mapped[int] = mapped_column(ForeignKey("concept.id", ondelete="CASCADE"))
+    type: Mapped[str] = mapped_column(String(64))
+    label: Mapped[str | None] = mapped_column(String(255))
+    target_code: Mapped[str] = mapped_column(String(64))

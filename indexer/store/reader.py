@@ -1,0 +1,164 @@
+"""Read API over the store, used by the indexer pipeline, the app and training."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+
+from indexer.records import IS_A, Concept, Definition, Designation, Relationship
+from indexer.store.models import (
+    CodeSystem,
+    CodeSystemVersion,
+    ConceptRow,
+    DefinitionRow,
+    DesignationRow,
+    RelationshipRow,
+)
+
+CHUNK = 5000
+
+
+@dataclass(frozen=True)
+class SystemVersion:
+    key: str
+    uri: str
+    name: str
+    version: str
+    version_id: int
+    concept_count: int
+    loaded_at: datetime
+
+
+@dataclass(frozen=True)
+class ConceptRef:
+    code: str
+    display: str
+
+
+@dataclass
+class ConceptDetail:
+    system: SystemVersion
+    concept: Concept
+    parents: list[ConceptRef] = field(default_factory=list)
+    children: list[ConceptRef] = field(default_factory=list)
+
+
+class StoreReader:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def systems(self) -> list[SystemVersion]:
+        """The newest loaded version of every code system."""
+        newest = (
+            select(CodeSystemVersion.system_id, func.max(CodeSystemVersion.id).label("version_id"))
+            .group_by(CodeSystemVersion.system_id)
+            .subquery()
+        )
+        query = (
+            select(
+                CodeSystem.key,
+                CodeSystem.uri,
+                CodeSystem.name,
+                CodeSystemVersion.version,
+                CodeSystemVersion.id,
+                CodeSystemVersion.concept_count,
+                CodeSystemVersion.loaded_at,
+            )
+            .join(newest, newest.c.system_id == CodeSystem.id)
+            .join(CodeSystemVersion, CodeSystemVersion.id == newest.c.version_id)
+            .order_by(CodeSystem.key)
+        )
+        with self.engine.connect() as conn:
+            return [SystemVersion(*row) for row in conn.execute(query)]
+
+    def system(self, key: str) -> SystemVersion | None:
+        return next((s for s in self.systems() if s.key == key), None)
+
+    def concept(self, system: SystemVersion, code: str) -> ConceptDetail | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(ConceptRow).where(ConceptRow.version_id == system.version_id, ConceptRow.code == code)
+            ).first()
+            if row is None:
+                return None
+            concept = next(self._assemble(conn, [row]))
+            children = conn.execute(
+                select(ConceptRow.code, ConceptRow.display)
+                .join(RelationshipRow, RelationshipRow.source_id == ConceptRow.id)
+                .where(
+                    RelationshipRow.version_id == system.version_id,
+                    RelationshipRow.type == IS_A,
+                    RelationshipRow.target_code == code,
+                )
+                .order_by(ConceptRow.code)
+            ).all()
+            parents = self._displays(conn, system.version_id, concept.parents)
+        return ConceptDetail(system, concept, parents, [ConceptRef(c, d) for c, d in children])
+
+    def iter_concepts(self, system: SystemVersion) -> Iterator[Concept]:
+        """Stream every concept of a version as records, in load order, a chunk at a time."""
+        last_id = 0
+        while True:
+            with self.engine.connect() as conn:
+                rows = conn.execute(
+                    select(ConceptRow)
+                    .where(ConceptRow.version_id == system.version_id, ConceptRow.id > last_id)
+                    .order_by(ConceptRow.id)
+                    .limit(CHUNK)
+                ).all()
+                if not rows:
+                    return
+                yield from self._assemble(conn, rows)
+            last_id = rows[-1].id
+
+    @staticmethod
+    def _assemble(conn, rows: list[Any]) -> Iterator[Concept]:  # noqa: ANN001
+        lo, hi = rows[0].id, rows[-1].id
+        designations = _by_concept(conn, DesignationRow, lo, hi)
+        definitions = _by_concept(conn, DefinitionRow, lo, hi)
+        relationships: dict[int, list[Any]] = defaultdict(list)
+        for r in conn.execute(
+            select(RelationshipRow)
+            .where(RelationshipRow.source_id.between(lo, hi))
+            .order_by(RelationshipRow.id)
+        ):
+            relationships[r.source_id].append(r)
+        for row in rows:
+            yield Concept(
+                code=row.code,
+                display=row.display,
+                active=row.active,
+                designations=[
+                    Designation(d.text, d.use, d.language, d.scope, d.type, d.active) for d in designations[row.id]
+                ],
+                definitions=[Definition(d.text, d.source, d.language) for d in definitions[row.id]],
+                relationships=[Relationship(r.type, r.target_code, r.label) for r in relationships[row.id]],
+                associations=row.associations or {},
+                xrefs=row.xrefs or [],
+                properties=row.properties or {},
+            )
+
+    @staticmethod
+    def _displays(conn, version_id: int, codes: list[str]) -> list[ConceptRef]:  # noqa: ANN001
+        if not codes:
+            return []
+        found = dict(
+            conn.execute(
+                select(ConceptRow.code, ConceptRow.display).where(
+                    ConceptRow.version_id == version_id, ConceptRow.code.in_(codes)
+                )
+            ).all()
+        )
+        return [ConceptRef(code, found.get(code, code)) for code in codes]
+
+
+def _by_concept(conn, table: type, lo: int, hi: int) -> dict[int, list[Any]]:  # noqa: ANN001
+    grouped: dict[int, list[Any]] = defaultdict(list)
+    for row in conn.execute(select(table).where(table.concept_id.between(lo, hi)).order_by(table.id)):
+        grouped[row.concept_id].append(row)
+    return grouped
