@@ -32,6 +32,8 @@ class VectorSettings(BaseModel):
     kind: Literal["flat", "hnsw"] = "flat"
     hnsw_m: int = 32
     hnsw_ef_search: int = 128
+    # HNSW misses results when a filter keeps few vectors; ranges this small are searched exactly.
+    hnsw_exact_below: int = 20_000
 
 
 class LexicalSettings(BaseModel):

@@ -1,0 +1,60 @@
+"""Embedded BM25 with tantivy. Text arrives already normalised (see ``normalise.tokens``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import tantivy
+
+from indexer.lexical.base import IdRange
+from indexer.lexical.normalise import tokens
+
+BACKEND = "tantivy"
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("label_id", stored=True, indexed=True, fast=True)
+    builder.add_text_field("text", stored=False, tokenizer_name="whitespace", index_option="freq")
+    return builder.build()
+
+
+class TantivyBuilder:
+    def __init__(self, heap_bytes: int = 200_000_000) -> None:
+        self.heap_bytes = heap_bytes
+
+    def build(self, directory: Path, labels: Iterable[tuple[int, str]]) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        index = tantivy.Index(_schema(), path=str(directory))
+        writer = index.writer(heap_size=self.heap_bytes, num_threads=1)
+        for label_id, text in labels:
+            document = tantivy.Document()
+            document.add_unsigned("label_id", label_id)
+            document.add_text("text", " ".join(tokens(text)))
+            writer.add_document(document)
+        writer.commit()
+        writer.wait_merging_threads()
+
+
+class TantivyIndex:
+    backend = BACKEND
+
+    def __init__(self, directory: Path) -> None:
+        self._schema = _schema()
+        self._index = tantivy.Index.open(str(directory))
+        self._searcher = self._index.searcher()
+
+    def search(self, query: str, k: int, id_range: IdRange | None = None) -> list[tuple[int, float]]:
+        terms = dict.fromkeys(tokens(query))
+        if not terms or k <= 0:
+            return []
+        should = [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "text", t)) for t in terms]
+        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        if id_range is not None:
+            in_range = tantivy.Query.range_query(
+                self._schema, "label_id", tantivy.FieldType.Unsigned, id_range[0], id_range[1], True, False
+            )
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(in_range, 0.0)))
+        hits = self._searcher.search(tantivy.Query.boolean_query(clauses), limit=k, count=False).hits
+        return [(self._searcher.doc(address)["label_id"][0], score) for score, address in hits]

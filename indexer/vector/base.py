@@ -1,0 +1,22 @@
+"""The vector role: inner-product search over unit vectors, ids are label row numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+IdRange = tuple[int, int]  # half-open [start, stop) range of label ids (one code system)
+
+
+class VectorIndex(Protocol):
+    backend: str  # recorded in the bundle manifest, e.g. "faiss-flat", "faiss-hnsw", "numpy-flat"
+
+    def __len__(self) -> int: ...
+
+    def search(self, query: np.ndarray, k: int, id_range: IdRange | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """For one query vector, ``(scores, ids)`` of up to ``k`` labels, best first."""
+        ...
+
+    def save(self, directory: Path) -> None: ...

@@ -1,0 +1,65 @@
+"""FAISS inner-product search: exact (IndexFlatIP) by default, HNSW as an option."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from indexer.settings import VectorSettings
+from indexer.vector.base import IdRange
+
+FILE = "vectors.faiss"
+
+
+class FaissIndex:
+    def __init__(self, index: faiss.Index, ef_search: int = 128, exact_below: int = 20_000) -> None:
+        self._index = index
+        self._exact_below = exact_below
+        self._hnsw = isinstance(index, faiss.IndexHNSW)
+        self._ef_search = ef_search
+        self.backend = "faiss-hnsw" if self._hnsw else "faiss-flat"
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, settings: VectorSettings) -> FaissIndex:
+        dimension = vectors.shape[1]
+        if settings.kind == "hnsw":
+            index = faiss.IndexHNSWFlat(dimension, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = 200
+        else:
+            index = faiss.IndexFlatIP(dimension)
+        index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        return cls(index, settings.hnsw_ef_search, settings.hnsw_exact_below)
+
+    @classmethod
+    def load(cls, directory: Path, settings: VectorSettings) -> FaissIndex:
+        return cls(faiss.read_index(str(directory / FILE)), settings.hnsw_ef_search, settings.hnsw_exact_below)
+
+    def __len__(self) -> int:
+        return self._index.ntotal
+
+    def search(self, query: np.ndarray, k: int, id_range: IdRange | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if k <= 0 or self._index.ntotal == 0:
+            return np.empty(0, np.float32), np.empty(0, np.int64)
+        query = np.asarray(query, dtype=np.float32).reshape(1, -1)
+        selector = faiss.IDSelectorRange(*id_range) if id_range else None
+        size = (id_range[1] - id_range[0]) if id_range else self._index.ntotal
+        if not self._hnsw:
+            return self._run(self._index, query, k, faiss.SearchParameters(sel=selector))
+        # HNSW misses results when a filter keeps few vectors: search those exactly instead.
+        if size > self._exact_below:
+            params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(self._ef_search, k))
+            scores, ids = self._run(self._index, query, k, params)
+            if len(ids) >= min(k, size):
+                return scores, ids
+        return self._run(self._index.storage, query, k, faiss.SearchParameters(sel=selector))
+
+    @staticmethod
+    def _run(index: faiss.Index, query: np.ndarray, k: int, params: faiss.SearchParameters):  # noqa: ANN205
+        scores, ids = index.search(query, k, params=params)
+        keep = ids[0] >= 0
+        return scores[0][keep], ids[0][keep]
+
+    def save(self, directory: Path) -> None:
+        faiss.write_index(self._index, str(directory / FILE))

@@ -1,0 +1,38 @@
+"""Exact search with a plain matrix product: the reference the other backends are tested against."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from indexer.vector.base import IdRange
+
+FILE = "vectors.npy"
+
+
+class NumpyFlatIndex:
+    backend = "numpy-flat"
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        self._vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+
+    @classmethod
+    def load(cls, directory: Path) -> NumpyFlatIndex:
+        return cls(np.load(directory / FILE, mmap_mode="r"))
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def search(self, query: np.ndarray, k: int, id_range: IdRange | None = None) -> tuple[np.ndarray, np.ndarray]:
+        start, stop = id_range or (0, len(self._vectors))
+        scores = self._vectors[start:stop] @ np.asarray(query, dtype=np.float32).reshape(-1)
+        k = min(k, len(scores))
+        if k <= 0:
+            return np.empty(0, np.float32), np.empty(0, np.int64)
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return scores[top].astype(np.float32), top.astype(np.int64) + start
+
+    def save(self, directory: Path) -> None:
+        np.save(directory / FILE, self._vectors)

@@ -1,0 +1,55 @@
+"""One contract, every lexical backend: BM25 ranking over normalised labels, range filters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from indexer.lexical import BUILDERS, open_lexical
+
+LABELS = [
+    "Tachycardia",
+    "Fast heart rate",
+    "Hearing impairment",
+    "Hearing loss",
+    "Heart failure",
+    "Fracture of neck of right femur",
+    "Fractures of the femoral shaft",
+    "Ménière disease",
+    "Rate of growth",
+]
+
+
+@pytest.fixture(params=list(BUILDERS))
+def index(request: pytest.FixtureRequest, tmp_path: Path):
+    BUILDERS[request.param]().build(tmp_path / "lexical", enumerate(LABELS))
+    return open_lexical(request.param, tmp_path / "lexical")
+
+
+def _ids(hits: list[tuple[int, float]]) -> list[int]:
+    return [label for label, _ in hits]
+
+
+def test_best_match_first_and_scores_descending(index) -> None:
+    hits = index.search("fast heart rate", 10)
+    assert _ids(hits)[0] == 1
+    assert set(_ids(hits)) == {1, 4, 8}
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+
+
+def test_case_accents_and_stemming_are_normalised_alike(index) -> None:
+    assert _ids(index.search("MENIERE", 3)) == [7]
+    assert _ids(index.search("fractured femur", 3))[0] == 5
+    assert set(_ids(index.search("hearing", 5))) == {2, 3}
+
+
+def test_range_filter_and_limits(index) -> None:
+    assert _ids(index.search("heart", 10, (2, 9))) == [4]
+    assert len(index.search("heart", 1)) == 1
+
+
+def test_queries_without_tokens_match_nothing(index) -> None:
+    assert index.search("of the", 10) == []
+    assert index.search("  ;; ", 10) == []
+    assert index.search("xylophone", 10) == []

@@ -1,0 +1,71 @@
+"""One contract, every vector backend: exact answers match brute force, ranges filter, files round-trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.settings import VectorSettings
+from indexer.vector import build_vector_index, open_vector_index
+
+BACKENDS = {
+    "numpy-flat": VectorSettings(backend="numpy"),
+    "faiss-flat": VectorSettings(backend="faiss", kind="flat"),
+    "faiss-hnsw": VectorSettings(backend="faiss", kind="hnsw", hnsw_exact_below=100),
+}
+
+
+@pytest.fixture(scope="module")
+def vectors() -> np.ndarray:
+    rng = np.random.default_rng(7)
+    matrix = rng.normal(size=(2000, 24)).astype(np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def _brute_force(vectors: np.ndarray, query: np.ndarray, k: int, start: int = 0, stop: int | None = None):
+    stop = len(vectors) if stop is None else stop
+    scores = vectors[start:stop] @ query
+    order = np.argsort(-scores, kind="stable")[:k]
+    return scores[order], order + start
+
+
+@pytest.fixture(params=list(BACKENDS))
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def test_top_k_matches_brute_force(backend: str, vectors: np.ndarray) -> None:
+    index = build_vector_index(vectors, BACKENDS[backend])
+    assert index.backend == backend
+    assert len(index) == 2000
+    for row in (0, 17, 1999):
+        scores, ids = index.search(vectors[row], 10)
+        expected_scores, expected_ids = _brute_force(vectors, vectors[row], 10)
+        assert ids[0] == row
+        assert list(ids) == list(expected_ids)
+        np.testing.assert_allclose(scores, expected_scores, atol=1e-5)
+
+
+def test_id_range_restricts_results(backend: str, vectors: np.ndarray) -> None:
+    index = build_vector_index(vectors, BACKENDS[backend])
+    scores, ids = index.search(vectors[5], 20, (1000, 1500))
+    assert all(1000 <= i < 1500 for i in ids)
+    assert list(ids) == list(_brute_force(vectors, vectors[5], 20, 1000, 1500)[1])
+    assert 5 not in ids
+
+
+def test_k_larger_than_range_returns_whole_range(backend: str, vectors: np.ndarray) -> None:
+    index = build_vector_index(vectors, BACKENDS[backend])
+    _, ids = index.search(vectors[0], 50, (10, 13))
+    assert sorted(ids) == [10, 11, 12]
+    assert len(index.search(vectors[0], 0)[1]) == 0
+
+
+def test_save_and_open_round_trip(backend: str, vectors: np.ndarray, tmp_path: Path) -> None:
+    settings = BACKENDS[backend]
+    build_vector_index(vectors, settings).save(tmp_path)
+    reopened = open_vector_index(backend, tmp_path, settings)
+    assert reopened.backend == backend
+    assert list(reopened.search(vectors[42], 5)[1]) == list(_brute_force(vectors, vectors[42], 5)[1])
