@@ -1,0 +1,32 @@
+"""Request dependencies: typed access to what the lifespan put on ``app.state``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from app.api.errors import Unavailable
+from app.search.service import SearchService
+from indexer.settings import Settings
+from indexer.store import StoreReader
+
+
+def _settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def _service(request: Request) -> SearchService:
+    service = request.app.state.service
+    if service is None:
+        raise Unavailable(f"no search bundle is loaded: {request.app.state.bundle_error}")
+    return service
+
+
+def _reader(request: Request) -> StoreReader:
+    return request.app.state.reader
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+ServiceDep = Annotated[SearchService, Depends(_service)]
+ReaderDep = Annotated[StoreReader, Depends(_reader)]

@@ -1,0 +1,123 @@
+"""Text → concept search over a bundle: dense, lexical, or hybrid (reciprocal rank fusion).
+
+Every label of every concept is indexed; a concept's score is that of its best label, and the
+row names that label as ``matched_term``. Scores: cosine similarity (dense), BM25 (lexical),
+the RRF sum ``Σ 1/(rrf_k + rank)`` over the two concept rankings (hybrid).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+from indexer.bundle import Bundle
+from indexer.encoders import Encoder
+from indexer.settings import SearchSettings
+
+
+LabelSearch = Callable[[int, tuple[int, int]], Iterable[tuple[float, int]]]
+"""(how many labels, id range) -> (score, label id) pairs, best first."""
+
+
+class Mode(StrEnum):
+    DENSE = "dense"
+    LEXICAL = "lexical"
+    HYBRID = "hybrid"
+
+
+@dataclass(frozen=True)
+class Hit:
+    concept: int  # row in the bundle catalog
+    score: float
+    label: int  # best-matching label id
+
+
+@dataclass(frozen=True)
+class Result:
+    rank: int
+    system: str
+    code: str
+    display: str
+    score: float
+    matched_term: str
+
+
+class SearchService:
+    def __init__(self, bundle: Bundle, encoder: Encoder, settings: SearchSettings) -> None:
+        self.bundle = bundle
+        self.encoder = encoder
+        self.settings = settings
+
+    def search(
+        self,
+        query: str,
+        systems: Sequence[str],
+        k: int = 10,
+        mode: Mode = Mode.HYBRID,
+        include_inactive: bool = False,
+    ) -> list[Result]:
+        """Top ``k`` concepts of the given systems (all the bundle's when empty)."""
+        ranges = [
+            self.bundle.systems[key].label_range(include_inactive) for key in (systems or self.bundle.systems)
+        ]
+        if mode is Mode.DENSE:
+            hits = self.dense(query, ranges, k)
+        elif mode is Mode.LEXICAL:
+            hits = self.lexical(query, ranges, k)
+        else:
+            depth = max(k, self.settings.fusion_depth)
+            hits = rrf([self.dense(query, ranges, depth), self.lexical(query, ranges, depth)], self.settings.rrf_k)[:k]
+        return [self._result(rank, hit) for rank, hit in enumerate(hits, start=1)]
+
+    def dense(self, query: str, ranges: list[tuple[int, int]], k: int) -> list[Hit]:
+        vector = self.encoder.encode([query])[0]
+        return self.dense_by_vector(vector, ranges, k)
+
+    def dense_by_vector(self, vector: np.ndarray, ranges: list[tuple[int, int]], k: int) -> list[Hit]:
+        return self._top_concepts(lambda n, r: zip(*self.bundle.vectors.search(vector, n, r), strict=True), ranges, k)
+
+    def lexical(self, query: str, ranges: list[tuple[int, int]], k: int) -> list[Hit]:
+        return self._top_concepts(lambda n, r: ((s, i) for i, s in self.bundle.lexical.search(query, n, r)), ranges, k)
+
+    def _top_concepts(self, search: LabelSearch, ranges: list[tuple[int, int]], k: int) -> list[Hit]:
+        best: dict[int, Hit] = {}
+        for id_range in ranges:
+            for concept, hit in self._concepts_in_range(search, id_range, k).items():
+                if concept not in best or hit.score > best[concept].score:
+                    best[concept] = hit
+        return sorted(best.values(), key=lambda h: (-h.score, h.concept))[:k]
+
+    def _concepts_in_range(self, search: LabelSearch, id_range: tuple[int, int], k: int) -> dict[int, Hit]:
+        """Group label hits into concepts, asking for more labels until ``k`` concepts are found."""
+        size = id_range[1] - id_range[0]
+        wanted = min(size, k * self.settings.label_oversample)
+        found: dict[int, Hit] = {}
+        while wanted > 0:
+            found = {}
+            hits = 0
+            for score, label in search(wanted, id_range):
+                hits += 1
+                concept = int(self.bundle.label_concept[label])
+                found.setdefault(concept, Hit(concept, float(score), int(label)))
+            if len(found) >= k or hits < wanted or wanted >= size:
+                break
+            wanted = min(size, wanted * 4)
+        return found
+
+    def _result(self, rank: int, hit: Hit) -> Result:
+        concept = self.bundle.concepts[hit.concept]
+        return Result(rank, concept.system, concept.code, concept.display, hit.score, self.bundle.label_text[hit.label])
+
+
+def rrf(rankings: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
+    """Reciprocal rank fusion; a concept keeps the matched label of the first ranking that has it."""
+    scores: dict[int, float] = {}
+    label: dict[int, int] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit.concept] = scores.get(hit.concept, 0.0) + 1.0 / (k + rank)
+            label.setdefault(hit.concept, hit.label)
+    return [Hit(c, s, label[c]) for c, s in sorted(scores.items(), key=lambda item: (-item[1], item[0]))]

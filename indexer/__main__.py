@@ -1,0 +1,3 @@
+from indexer.cli import cli
+
+cli()

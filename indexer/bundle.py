@@ -1,0 +1,167 @@
+"""The bundle: everything the app serves from, in one directory with a ``manifest.json``.
+
+Layout of ``{data_dir}/bundles/``::
+
+    current -> 20261121T160000Z-1a2b3c4d   (symlink, switched atomically)
+    20261121T160000Z-1a2b3c4d/
+        manifest.json    encoder, dimension, systems and their label ranges, backends, file hashes
+        catalog.json     concepts [system, code, display, active] and labels [concept, text]
+        vectors.*        the vector index (backend-specific file)
+        lexical/         the lexical index
+        model/           a copy of the encoder's model directory
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from indexer.lexical import LexicalIndex, open_lexical
+from indexer.settings import VectorSettings
+from indexer.vector import VectorIndex, open_vector_index
+
+MANIFEST = "manifest.json"
+CATALOG = "catalog.json"
+CURRENT = "current"
+FORMAT_VERSION = 1
+
+
+class BundleError(RuntimeError):
+    """A bundle that is missing, incomplete or does not match its manifest."""
+
+
+@dataclass(frozen=True)
+class SystemRange:
+    """Where a code system's labels sit in the label table: active concepts first."""
+
+    key: str
+    uri: str
+    name: str
+    version: str
+    start: int
+    active_stop: int  # labels of inactive concepts follow, up to ``stop``
+    stop: int
+    concepts: int
+
+    def label_range(self, include_inactive: bool) -> tuple[int, int]:
+        return (self.start, self.stop if include_inactive else self.active_stop)
+
+
+@dataclass(frozen=True)
+class CatalogConcept:
+    system: str
+    code: str
+    display: str
+    active: bool
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_hashes(directory: Path) -> dict[str, str]:
+    """sha256 of every file under ``directory`` but the manifest, by relative path."""
+    return {
+        str(path.relative_to(directory)): sha256_file(path)
+        for path in sorted(directory.rglob("*"))
+        if path.is_file() and path.name != MANIFEST
+    }
+
+
+class Bundle:
+    """An opened, verified bundle: catalog in memory, indexes ready to search."""
+
+    def __init__(self, directory: Path, vector_settings: VectorSettings | None = None) -> None:
+        self.directory = directory.resolve()
+        self.manifest = read_manifest(self.directory)
+        verify(self.directory, self.manifest)
+        catalog = json.loads((self.directory / CATALOG).read_text(encoding="utf-8"))
+        self.concepts = [CatalogConcept(*row) for row in catalog["concepts"]]
+        self.label_concept = np.asarray([row[0] for row in catalog["labels"]], dtype=np.int32)
+        self.label_text: list[str] = [row[1] for row in catalog["labels"]]
+        self.systems = {s["key"]: SystemRange(**s) for s in self.manifest["systems"]}
+        self.vectors: VectorIndex = open_vector_index(
+            self.manifest["vector"]["backend"], self.directory, vector_settings or VectorSettings()
+        )
+        self.lexical: LexicalIndex = open_lexical(self.manifest["lexical"]["backend"], self.directory / "lexical")
+        self._by_code = {(c.system, c.code): i for i, c in enumerate(self.concepts)}
+
+    @property
+    def id(self) -> str:
+        return self.manifest["bundle_id"]
+
+    @property
+    def model_dir(self) -> Path:
+        return self.directory / "model"
+
+    def concept_index(self, system: str, code: str) -> int | None:
+        return self._by_code.get((system, code))
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST
+    if not path.is_file():
+        raise BundleError(f"{directory}: no {MANIFEST}; is this a bundle?")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise BundleError(f"{path}: not valid JSON ({exc})") from exc
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise BundleError(f"{path}: format_version {manifest.get('format_version')!r}, expected {FORMAT_VERSION}")
+    return manifest
+
+
+def verify(directory: Path, manifest: dict[str, Any]) -> None:
+    """Every file the manifest lists exists with its recorded hash, and no other file."""
+    recorded = manifest.get("files", {})
+    actual = file_hashes(directory)
+    if actual != recorded:
+        bad = sorted(set(recorded) ^ set(actual) | {f for f in recorded if actual.get(f, recorded[f]) != recorded[f]})
+        raise BundleError(f"{directory}: files do not match the manifest: {', '.join(bad[:5])}")
+
+
+def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    manifest = {**manifest, "format_version": FORMAT_VERSION, "files": file_hashes(directory)}
+    (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+
+
+def current_bundle(bundles_dir: Path) -> Path | None:
+    link = bundles_dir / CURRENT
+    return link.resolve() if link.exists() else None
+
+
+def publish(staging: Path, bundles_dir: Path, bundle_id: str, keep: int = 2) -> Path:
+    """Move a finished staging directory into place and point ``current`` at it atomically.
+
+    The old bundle keeps serving until the symlink is replaced (``os.replace`` is atomic on POSIX).
+    """
+    final = bundles_dir / bundle_id
+    staging.rename(final)
+    tmp_link = bundles_dir / f".{CURRENT}.tmp"
+    tmp_link.unlink(missing_ok=True)
+    tmp_link.symlink_to(bundle_id)
+    os.replace(tmp_link, bundles_dir / CURRENT)
+    _prune(bundles_dir, keep)
+    return final
+
+
+def _prune(bundles_dir: Path, keep: int) -> None:
+    current = current_bundle(bundles_dir)
+    finished = sorted(
+        (p for p in bundles_dir.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")),
+        key=lambda p: p.name,
+    )
+    for old in finished[:-keep]:
+        if old != current:
+            shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,145 @@
+"""``python -m indexer``: migrate the store, load terminologies, export the model, build bundles."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from indexer.bundle import current_bundle, read_manifest
+from indexer.encoders import EncoderError, OnnxEncoder
+from indexer.pipeline import BuildError, build_bundle
+from indexer.records import SourceError
+from indexer.settings import Settings, get_settings
+from indexer.sources import SOURCES, open_source
+from indexer.store import StoreReader, load_source, make_engine, migrate
+
+cli = typer.Typer(help=__doc__, no_args_is_help=True, pretty_exceptions_enable=False)
+console = Console(stderr=True)
+OPEN_SYSTEMS = ("hpo", "icd10cm")
+PARITY_LABELS = 300
+
+
+def _fail(message: str) -> typer.Exit:
+    console.print(f"[red]error:[/red] {message}")
+    return typer.Exit(code=1)
+
+
+@cli.command("migrate")
+def migrate_command() -> None:
+    """Create or upgrade the store schema (alembic upgrade head)."""
+    settings = get_settings()
+    migrate(settings.store.url)
+    console.print(f"store at revision head: {settings.store.url}")
+
+
+@cli.command("load")
+def load_command(
+    name: Annotated[str, typer.Argument(help=f"Source format: {', '.join(SOURCES)}")],
+    path: Annotated[Path | None, typer.Argument(help="Release file or directory (open sources default to the shipped file)")] = None,
+) -> None:
+    """Load one terminology release into the store (one transaction; a loaded version is skipped)."""
+    settings = get_settings()
+    migrate(settings.store.url)
+    try:
+        result = _load(settings, name, path)
+    except (SourceError, ValueError, FileNotFoundError) as exc:
+        raise _fail(str(exc)) from exc
+    verb = "loaded" if result.loaded else "already loaded, unchanged:"
+    console.print(
+        f"{verb} {result.system} {result.version}: {result.concepts} concepts, "
+        f"{result.designations} designations, {result.definitions} definitions, {result.relationships} edges"
+    )
+
+
+def _load(settings: Settings, name: str, path: Path | None):  # noqa: ANN202
+    source = open_source(name, path)
+    engine = make_engine(settings.store.url)
+    try:
+        with Progress(console=console) as progress:
+            task = progress.add_task(f"load {source.info.key} {source.info.version}", total=None)
+            return load_source(engine, source, lambda n: progress.advance(task, n))
+    finally:
+        engine.dispose()
+
+
+@cli.command("export-model")
+def export_model_command() -> None:
+    """Export the default encoder (all-MiniLM-L6-v2) to int8 ONNX once, with parity checks."""
+    settings = get_settings()
+    model_dir = _default_model(settings, StoreReader(make_engine(settings.store.url)))
+    console.print(f"model ready: {model_dir}")
+
+
+def _default_model(settings: Settings, reader: StoreReader) -> Path:
+    from indexer.encoders.export import ensure_default_model  # needs torch: only here
+
+    return ensure_default_model(settings.models_dir, _parity_texts(reader))
+
+
+def _parity_texts(reader: StoreReader) -> list[str]:
+    """Real labels spread over the loaded systems, for the export's parity checks."""
+    systems = reader.systems()
+    if not systems:
+        raise _fail("the store is empty; load a terminology first (its labels drive the parity check)")
+    per_system = PARITY_LABELS // len(systems) + 1
+    texts: list[str] = []
+    for system in systems:
+        step = max(1, system.concept_count // per_system)
+        concepts = itertools.islice(reader.iter_concepts(system), 0, None, step)
+        texts.extend(c.display for c in itertools.islice(concepts, per_system))
+    return texts[:PARITY_LABELS]
+
+
+@cli.command("build")
+def build_command(
+    systems: Annotated[str, typer.Option(help="Comma-separated system keys")] = ",".join(OPEN_SYSTEMS),
+    model: Annotated[Path | None, typer.Option(help="Model directory (model.onnx, tokenizer.json, model_manifest.json)")] = None,
+    force: Annotated[bool, typer.Option(help="Rebuild even if the current bundle has the same inputs")] = False,
+) -> None:
+    """Embed and index the given systems into a new bundle and switch to it atomically."""
+    settings = get_settings()
+    reader = StoreReader(make_engine(settings.store.url))
+    keys = [key.strip() for key in systems.split(",") if key.strip()]
+    try:
+        model_dir = model or _default_model(settings, reader)
+        encoder = OnnxEncoder(model_dir, threads=settings.encoder.threads, batch_size=settings.encoder.batch_size, max_length=settings.encoder.max_length)
+        result = build_bundle(settings, reader, encoder, keys, model_dir=model_dir, force=force)
+    except (BuildError, EncoderError) as exc:
+        raise _fail(str(exc)) from exc
+    if result.built:
+        console.print(f"published bundle {result.bundle_id}: {result.labels} labels; stages (s): {result.seconds}")
+    else:
+        console.print(f"current bundle {result.bundle_id} already has these inputs; nothing to do (--force rebuilds)")
+
+
+@cli.command("setup")
+def setup_command() -> None:
+    """Everything a fresh machine needs: migrate, load HPO and ICD-10-CM, export the model, build."""
+    migrate_command()
+    for name in OPEN_SYSTEMS:
+        load_command(name, None)
+    build_command()
+
+
+@cli.command("info")
+def info_command() -> None:
+    """What the store holds and what the current bundle serves."""
+    settings = get_settings()
+    table = Table("system", "version", "concepts", "loaded at", title=f"store: {settings.store.url}")
+    for s in StoreReader(make_engine(settings.store.url)).systems():
+        table.add_row(s.key, s.version, str(s.concept_count), s.loaded_at.isoformat(timespec="seconds"))
+    Console().print(table)
+    current = current_bundle(settings.bundles_dir)
+    if current is None:
+        Console().print("no bundle yet")
+        return
+    manifest = read_manifest(current)
+    summary = {k: manifest[k] for k in ("bundle_id", "encoder", "counts", "vector", "lexical", "build_seconds")}
+    Console().print_json(json.dumps(summary))

@@ -1,0 +1,110 @@
+"""Building bundles: contents, idempotence, atomic switch, resume, integrity."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from indexer import pipeline
+from indexer.bundle import Bundle, BundleError, current_bundle
+from indexer.encoders import FakeEncoder
+from indexer.pipeline import BuildError, build_bundle
+from indexer.settings import Settings
+from indexer.store import StoreReader, load_source, make_engine, migrate
+from tests.toy import toy_sources
+
+
+@pytest.fixture
+def reader(settings: Settings) -> StoreReader:
+    migrate(settings.store.url)
+    engine = make_engine(settings.store.url)
+    for source in toy_sources():
+        load_source(engine, source)
+    return StoreReader(engine)
+
+
+def _build(settings: Settings, reader: StoreReader, **options):
+    return build_bundle(settings, reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False, **options)
+
+
+def test_bundle_contents(settings: Settings, reader: StoreReader) -> None:
+    result = _build(settings, reader)
+    assert result.built and result.labels == 21
+    bundle = Bundle(current_bundle(settings.bundles_dir))
+    manifest = bundle.manifest
+    assert manifest["encoder"]["id"] == "fake-hash-32"
+    assert manifest["dimension"] == 32
+    assert manifest["vector"]["backend"] == "faiss-flat"
+    assert manifest["lexical"]["backend"] == "tantivy"
+    assert manifest["counts"] == {"concepts": 13, "labels": 21}
+    assert set(manifest["build_seconds"]) == {"catalog", "embed", "vector_index", "lexical_index"}
+    toy = bundle.systems["toy"]
+    # Active concepts' labels first: the one obsolete concept's single label sits at the end.
+    assert (toy.start, toy.active_stop, toy.stop, toy.concepts) == (0, 13, 14, 8)
+    assert bundle.label_text[13] == "obsolete Rapid pulse"
+    assert bundle.systems["toyicd"].label_range(include_inactive=False) == (14, 21)
+    assert len(bundle.vectors) == 21
+
+
+def test_same_inputs_do_not_rebuild_and_force_switches(settings: Settings, reader: StoreReader) -> None:
+    first = _build(settings, reader)
+    again = _build(settings, reader)
+    assert (again.built, again.bundle_id) == (False, first.bundle_id)
+    forced = _build(settings, reader, force=True)
+    assert forced.built and forced.bundle_id != first.bundle_id
+    assert current_bundle(settings.bundles_dir) == forced.directory
+
+
+def test_failed_build_leaves_previous_bundle_serving(settings, reader, monkeypatch) -> None:
+    first = _build(settings, reader)
+
+    class Broken:
+        def build(self, directory, labels):
+            raise OSError("disk full")
+
+    monkeypatch.setitem(pipeline.BUILDERS, "tantivy", Broken)
+    with pytest.raises(OSError, match="disk full"):
+        _build(settings, reader, force=True)
+    assert current_bundle(settings.bundles_dir) == first.directory
+    assert Bundle(first.directory).id == first.bundle_id
+    finished = [p.name for p in settings.bundles_dir.iterdir() if not p.name.startswith(".")]
+    assert sorted(finished) == sorted([first.bundle_id, "current"])
+
+
+def test_interrupted_embedding_resumes_from_checkpoints(settings, reader, monkeypatch) -> None:
+    monkeypatch.setattr(pipeline, "CHUNK", 8)
+    encoder = FakeEncoder(32)
+    calls: list[int] = []
+    original = encoder.encode
+
+    def interrupted(texts):
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(texts)
+
+    monkeypatch.setattr(encoder, "encode", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build_bundle(settings, reader, encoder, ["toy", "toyicd"], show_progress=False)
+    assert current_bundle(settings.bundles_dir) is None
+    calls.clear()
+    monkeypatch.setattr(encoder, "encode", lambda texts: calls.append(len(texts)) or original(texts))
+    result = build_bundle(settings, reader, encoder, ["toy", "toyicd"], show_progress=False)
+    assert result.built
+    assert calls == [8, 5]  # 21 distinct labels in chunks of 8: the first chunk came from its checkpoint
+
+
+def test_unknown_system_is_refused(settings: Settings, reader: StoreReader) -> None:
+    with pytest.raises(BuildError, match=r"not in the store: snomedct \(loaded: toy, toyicd\)"):
+        build_bundle(settings, reader, FakeEncoder(32), ["toy", "snomedct"], show_progress=False)
+
+
+def test_tampered_bundle_is_refused(settings: Settings, reader: StoreReader) -> None:
+    directory = _build(settings, reader).directory
+    catalog = directory / "catalog.json"
+    data = json.loads(catalog.read_text())
+    data["labels"][0][1] = "tampered"
+    catalog.write_text(json.dumps(data))
+    with pytest.raises(BundleError, match="files do not match the manifest: catalog.json"):
+        Bundle(directory)
