@@ -1,0 +1,120 @@
+"""ONNX Runtime encoder: tokenizers + onnxruntime + numpy pooling. Never imports torch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Encoding, Tokenizer
+
+from indexer.encoders.base import EncoderError
+from indexer.encoders.manifest import MODEL_FILE, TOKENIZER_FILE, read_manifest
+
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def _session(model_path: Path, threads: int) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads  # 0 = onnxruntime's default (all cores)
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Spinning threads would fight numpy/FAISS for the cores between requests.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    try:
+        return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own untyped errors for unreadable models
+        raise EncoderError(f"cannot load ONNX model {model_path}: {exc}") from exc
+
+
+def _tokenizer(path: Path, max_length: int) -> tuple[Tokenizer, int]:
+    """Load a tokenizer that truncates to ``max_length`` and does not pad; also return its pad id."""
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:
+        raise EncoderError(f"cannot load tokenizer {path}: {exc}") from exc
+    padding = tokenizer.padding
+    pad_id = padding["pad_id"] if padding else (tokenizer.token_to_id("[PAD]") or 0)
+    tokenizer.no_padding()  # we pad each batch to its own longest text
+    tokenizer.enable_truncation(max_length)
+    return tokenizer, pad_id
+
+
+class OnnxModel:
+    """A transformer ONNX file plus its tokenizer, producing mean-pooled unit vectors."""
+
+    def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 0, max_length: int = 64) -> None:
+        self._session = _session(model_path, threads)
+        self._tokenizer, self._pad_id = _tokenizer(tokenizer_path, max_length)
+        self._inputs = [i.name for i in self._session.get_inputs()]
+        unknown = set(self._inputs) - set(_INPUTS)
+        if unknown:
+            raise EncoderError(f"ONNX model {model_path}: unsupported inputs {sorted(unknown)}")
+        output = self._session.get_outputs()[0]
+        if not isinstance(output.shape[-1], int):
+            raise EncoderError(f"ONNX model {model_path}: output {output.name} has no fixed last dimension")
+        self._output = output.name
+        self.dimension: int = output.shape[-1]
+
+    def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        """Encode in batches of similar length (fewer pad tokens), returning rows in input order."""
+        if isinstance(texts, str):
+            raise TypeError("encode() takes a sequence of texts, not a single string")
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            out[rows] = self._embed_batch([encodings[i] for i in rows])
+        return out
+
+    def _embed_batch(self, encodings: list[Encoding]) -> np.ndarray:
+        length = max(len(e.ids) for e in encodings)
+        arrays = {name: np.zeros((len(encodings), length), dtype=np.int64) for name in _INPUTS}
+        arrays["input_ids"].fill(self._pad_id)
+        for row, e in enumerate(encodings):
+            n = len(e.ids)
+            arrays["input_ids"][row, :n] = e.ids
+            arrays["attention_mask"][row, :n] = e.attention_mask
+            arrays["token_type_ids"][row, :n] = e.type_ids
+        (hidden,) = self._session.run([self._output], {name: arrays[name] for name in self._inputs})
+        return mean_pool_normalize(hidden, arrays["attention_mask"])
+
+
+def mean_pool_normalize(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+    """Average token vectors over the attention mask, then scale each row to unit length."""
+    mask = attention_mask[..., None].astype(np.float32)
+    pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class OnnxEncoder:
+    """The production :class:`~indexer.encoders.base.Encoder` over a validated model directory."""
+
+    def __init__(self, model_dir: Path | str, *, threads: int = 0, batch_size: int = 64, max_length: int = 64) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        model_dir = Path(model_dir)
+        manifest = read_manifest(model_dir)
+        self.model_dir = model_dir
+        self.id = manifest.model_id
+        self.sha256 = manifest.sha256
+        self.dimension = manifest.dimension
+        self.batch_size = batch_size
+        self.max_length = min(max_length, manifest.max_length)
+        self._model = OnnxModel(
+            model_dir / MODEL_FILE, model_dir / TOKENIZER_FILE, threads=threads, max_length=self.max_length
+        )
+        if self._model.dimension != self.dimension:
+            raise EncoderError(
+                f"model directory {model_dir}: ONNX output dimension {self._model.dimension}"
+                f" does not match the manifest's {self.dimension}"
+            )
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self._model.embed(texts, self.batch_size)
+
+    def __repr__(self) -> str:
+        return f"OnnxEncoder(id={self.id!r}, dimension={self.dimension}, model_dir={str(self.model_dir)!r})"
