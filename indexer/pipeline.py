@@ -2,7 +2,8 @@
 
 The build writes into a hidden staging directory and publishes it only when complete, so a
 failed or interrupted build leaves the previous bundle serving. Embeddings are checkpointed in
-chunks inside the staging directory: re-running the same build resumes where it stopped.
+chunks under ``{data_dir}/cache/embeddings``: re-running the build resumes where it stopped, and
+a rebuild with the same model and labels re-embeds nothing.
 """
 
 from __future__ import annotations
@@ -74,14 +75,18 @@ def build_bundle(
                 json.dumps({"concepts": concepts, "labels": labels}, ensure_ascii=False), encoding="utf-8"
             )
         with timer("embed"):
-            vectors = _embed(encoder, [text for _, text in labels], staging / ".embeddings", progress)
+            texts = [text for _, text in labels]
+            cache = _embedding_cache(settings, encoder, texts)
+            vectors = _embed(encoder, texts, cache, progress)
         with timer("vector_index"):
             index = build_vector_index(vectors, settings.vector)
             index.save(staging)
         with timer("lexical_index"):
             backend = settings.lexical.backend
             BUILDERS[backend]().build(staging / "lexical", ((i, text) for i, (_, text) in enumerate(labels)))
-    shutil.rmtree(staging / ".embeddings", ignore_errors=True)
+    for stale in cache.parent.iterdir():
+        if stale != cache:
+            shutil.rmtree(stale, ignore_errors=True)
     if model_dir is not None:
         shutil.copytree(model_dir, staging / "model", dirs_exist_ok=True)
 
@@ -157,10 +162,20 @@ def _append(concept: Concept, system: str, concepts: list[list], labels: list[li
     concepts.append([system, concept.code, concept.display, concept.active])
 
 
+def _embedding_cache(settings: Settings, encoder: Encoder, texts: list[str]) -> Path:
+    """Checkpoint directory keyed by the encoder and the label texts, so that an interrupted build
+    resumes and a rebuild that changes only index settings re-embeds nothing."""
+    digest = hashlib.sha256(f"{encoder.id}\0{encoder.sha256}".encode())
+    for text in texts:
+        digest.update(text.encode())
+        digest.update(b"\0")
+    return settings.data_dir / "cache" / "embeddings" / digest.hexdigest()[:24]
+
+
 def _embed(encoder: Encoder, texts: list[str], checkpoint_dir: Path, progress: Progress) -> np.ndarray:
     """Encode each distinct text once, checkpointing every ``CHUNK`` texts."""
     unique = list(dict.fromkeys(texts))
-    checkpoint_dir.mkdir(exist_ok=True)
+    checkpoint_dir.mkdir(parents=True, exist_ok=True)
     task = progress.add_task("embed labels", total=len(unique))
     parts = []
     for number, start in enumerate(range(0, len(unique), CHUNK)):

@@ -28,7 +28,10 @@ class EncoderSettings(BaseModel):
 
 
 class VectorSettings(BaseModel):
-    backend: Literal["faiss", "numpy"] = "faiss"
+    # Exact search defaults to numpy: one BLAS matrix-vector product over the system's label
+    # slice uses every core (5 ms for ICD-10-CM's 111k labels here), where FAISS's exact path
+    # answers one query on one thread (15 ms). FAISS serves the HNSW option (bench/RESULTS.md).
+    backend: Literal["faiss", "numpy"] = "numpy"
     kind: Literal["flat", "hnsw"] = "flat"
     hnsw_m: int = 32
     hnsw_ef_search: int = 128
@@ -48,6 +51,9 @@ class SearchSettings(BaseModel):
     fusion_depth: int = 50
     # How many label hits to fetch per wanted concept before grouping labels into concepts.
     label_oversample: int = 4
+    # Dense requests encoding and scanning at once. Each already uses every core (ONNX Runtime
+    # and BLAS threads), so more at once only thrashes: 1 measured best on 2 cores.
+    dense_slots: int = Field(default=1, ge=1)
 
 
 class Settings(BaseSettings):

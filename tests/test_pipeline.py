@@ -35,7 +35,7 @@ def test_bundle_contents(settings: Settings, reader: StoreReader) -> None:
     manifest = bundle.manifest
     assert manifest["encoder"]["id"] == "fake-hash-32"
     assert manifest["dimension"] == 32
-    assert manifest["vector"]["backend"] == "faiss-flat"
+    assert manifest["vector"]["backend"] == "numpy-flat"
     assert manifest["lexical"]["backend"] == "tantivy"
     assert manifest["counts"] == {"concepts": 13, "labels": 21}
     assert set(manifest["build_seconds"]) == {"catalog", "embed", "vector_index", "lexical_index"}
@@ -93,6 +93,11 @@ def test_interrupted_embedding_resumes_from_checkpoints(settings, reader, monkey
     result = build_bundle(settings, reader, encoder, ["toy", "toyicd"], show_progress=False)
     assert result.built
     assert calls == [8, 5]  # 21 distinct labels in chunks of 8: the first chunk came from its checkpoint
+    calls.clear()
+    settings.vector.backend = "faiss"  # new index settings, same model and labels: nothing re-embedded
+    rebuilt = build_bundle(settings, reader, encoder, ["toy", "toyicd"], show_progress=False)
+    assert rebuilt.built and rebuilt.bundle_id != result.bundle_id
+    assert calls == []
 
 
 def test_unknown_system_is_refused(settings: Settings, reader: StoreReader) -> None:

@@ -8,6 +8,7 @@ the RRF sum ``Σ 1/(rrf_k + rank)`` over the two concept rankings (hybrid).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+import threading
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -50,6 +51,7 @@ class SearchService:
         self.bundle = bundle
         self.encoder = encoder
         self.settings = settings
+        self._dense_slots = threading.BoundedSemaphore(settings.dense_slots)
 
     def search(
         self,
@@ -73,8 +75,9 @@ class SearchService:
         return [self._result(rank, hit) for rank, hit in enumerate(hits, start=1)]
 
     def dense(self, query: str, ranges: list[tuple[int, int]], k: int) -> list[Hit]:
-        vector = self.encoder.encode([query])[0]
-        return self.dense_by_vector(vector, ranges, k)
+        with self._dense_slots:
+            vector = self.encoder.encode([query])[0]
+            return self.dense_by_vector(vector, ranges, k)
 
     def dense_by_vector(self, vector: np.ndarray, ranges: list[tuple[int, int]], k: int) -> list[Hit]:
         return self._top_concepts(lambda n, r: zip(*self.bundle.vectors.search(vector, n, r), strict=True), ranges, k)

@@ -1,0 +1,86 @@
+"""Shared benchmark helpers: a uvicorn server on loopback, percentiles, machine facts, RESULTS.md."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+
+
+def percentiles(samples_ms: list[float]) -> dict[str, float]:
+    values = np.asarray(samples_ms)
+    return {name: round(float(np.percentile(values, q)), 2) for name, q in (("p50", 50), ("p95", 95), ("p99", 99))}
+
+
+def machine() -> str:
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line),
+        platform.processor(),
+    )
+    memory_kib = int(next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal")))
+    return f"{os.cpu_count()} cores ({cpu}), {memory_kib / 2**20:.0f} GiB, Python {platform.python_version()}"
+
+
+def rss_mib(pid: int) -> tuple[float, float]:
+    """(current RSS, peak RSS) of a process in MiB."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def uvicorn_server(env: dict[str, str] | None = None, timeout_s: float = 120) -> Iterator[tuple[str, int]]:
+    """Serve ``app.main:app`` on a free loopback port; yields (base URL, server pid)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        env={**os.environ, **(env or {})},
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None:
+                raise RuntimeError("uvicorn exited before it was ready")
+            time.sleep(0.5)
+        else:
+            raise RuntimeError("uvicorn not ready in time")
+        yield base, process.pid
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def record(title: str, body: str, command: str) -> None:
+    """Append a dated section to bench/RESULTS.md and echo it."""
+    section = (
+        f"\n## {title}\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC · {machine()}\n\n"
+        f"Command: `{command}`\n\n{body.strip()}\n"
+    )
+    print(section)
+    if not RESULTS.exists():
+        RESULTS.write_text("# Benchmark results\n\nNewest sections last. Each names its machine, date and command.\n")
+    with RESULTS.open("a", encoding="utf-8") as handle:
+        handle.write(section)
