@@ -1,0 +1,76 @@
+"""The README's path on the real data: `python -m indexer setup` exports all-MiniLM-L6-v2, loads
+HPO and ICD-10-CM and builds a bundle; the app then answers as a new user would expect."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from indexer.settings import Settings
+
+pytestmark = pytest.mark.model
+ROOT = Path(__file__).resolve().parents[1]
+# Kept between local runs (the build is skipped when its inputs are unchanged); CI starts empty.
+DATA_DIR = ROOT / "var" / "test-cache" / "end-to-end"
+
+
+def _indexer(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TERMSEARCH_DATA_DIR": str(DATA_DIR), "TERMSEARCH_STORE__URL": ""}
+    return subprocess.run(
+        [sys.executable, "-m", "indexer", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500
+    )
+
+
+@pytest.fixture(scope="module")
+def client():
+    setup = _indexer("setup")
+    assert setup.returncode == 0, setup.stderr[-3000:]
+    with TestClient(create_app(Settings(data_dir=DATA_DIR, _env_file=None))) as test_client:
+        yield test_client
+
+
+def _top(client: TestClient, q: str, system: str, k: int = 10, mode: str = "hybrid") -> list[str]:
+    response = client.get("/search", params={"q": q, "system": system, "k": k, "mode": mode})
+    assert response.status_code == 200, response.text
+    return [row["code"] for row in response.json()["results"]]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense"])
+def test_fast_heart_rate_is_tachycardia_first(client: TestClient, mode: str) -> None:
+    assert _top(client, "fast heart rate", "hpo", mode=mode)[0] == "HP:0001649"
+
+
+def test_hearing_loss_finds_hearing_impairment_in_top_3(client: TestClient) -> None:
+    assert "HP:0000365" in _top(client, "hearing loss", "hpo", k=3)
+
+
+def test_fracture_of_thigh_bone_finds_a_femur_fracture(client: TestClient) -> None:
+    assert any(code.startswith("S72") for code in _top(client, "fracture of thigh bone", "icd10cm"))
+
+
+def test_ready_names_the_bundle_and_the_real_encoder(client: TestClient) -> None:
+    checks = client.get("/ready").json()["checks"]
+    assert checks["bundle"]["encoder"] == "all-MiniLM-L6-v2-onnx-int8"
+    assert checks["store"] == {"up": True}
+
+
+def test_concept_from_the_real_store(client: TestClient) -> None:
+    body = client.get("/concepts/icd10cm/S72.001A").json()
+    assert body["display"].endswith("initial encounter for closed fracture")
+    assert body["parents"][0]["code"] == "S72.001"
+    assert body["properties"]["billable"] is True
+
+
+def test_setup_again_changes_nothing(client: TestClient) -> None:
+    again = _indexer("setup")
+    assert again.returncode == 0, again.stderr[-3000:]
+    said = " ".join(again.stderr.split())  # rich wraps lines at the terminal width
+    assert "already loaded, unchanged: hpo 2025-01-16" in said
+    assert "already loaded, unchanged: icd10cm 2026" in said
+    assert "already has these inputs; nothing to do" in said
