@@ -10,6 +10,8 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from indexer.settings import Settings
+from indexer.store import StoreReader, load_source, make_engine, migrate
+from tests.toy import toy_sources
 
 POSTGRES_URL = os.environ.get("TERMSEARCH_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
@@ -39,3 +41,14 @@ def _postgres_database() -> Iterator[str]:
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(data_dir=tmp_path / "var", _env_file=None)
+
+
+@pytest.fixture
+def toy_reader(settings: Settings) -> Iterator[StoreReader]:
+    """A reader over the settings' store, migrated and holding the two toy systems."""
+    migrate(settings.store.url)
+    engine = make_engine(settings.store.url)
+    for source in toy_sources():
+        load_source(engine, source)
+    yield StoreReader(engine)
+    engine.dispose()

@@ -11,25 +11,15 @@ from indexer.bundle import Bundle, BundleError, current_bundle
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import BuildError, build_bundle
 from indexer.settings import Settings
-from indexer.store import StoreReader, load_source, make_engine, migrate
-from tests.toy import toy_sources
+from indexer.store import StoreReader
 
 
-@pytest.fixture
-def reader(settings: Settings) -> StoreReader:
-    migrate(settings.store.url)
-    engine = make_engine(settings.store.url)
-    for source in toy_sources():
-        load_source(engine, source)
-    return StoreReader(engine)
+def _build(settings: Settings, toy_reader: StoreReader, **options):
+    return build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False, **options)
 
 
-def _build(settings: Settings, reader: StoreReader, **options):
-    return build_bundle(settings, reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False, **options)
-
-
-def test_bundle_contents(settings: Settings, reader: StoreReader) -> None:
-    result = _build(settings, reader)
+def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
+    result = _build(settings, toy_reader)
     assert result.built and result.labels == 21
     bundle = Bundle(current_bundle(settings.bundles_dir))
     manifest = bundle.manifest
@@ -47,17 +37,17 @@ def test_bundle_contents(settings: Settings, reader: StoreReader) -> None:
     assert len(bundle.vectors) == 21
 
 
-def test_same_inputs_do_not_rebuild_and_force_switches(settings: Settings, reader: StoreReader) -> None:
-    first = _build(settings, reader)
-    again = _build(settings, reader)
+def test_same_inputs_do_not_rebuild_and_force_switches(settings: Settings, toy_reader: StoreReader) -> None:
+    first = _build(settings, toy_reader)
+    again = _build(settings, toy_reader)
     assert (again.built, again.bundle_id) == (False, first.bundle_id)
-    forced = _build(settings, reader, force=True)
+    forced = _build(settings, toy_reader, force=True)
     assert forced.built and forced.bundle_id != first.bundle_id
     assert current_bundle(settings.bundles_dir) == forced.directory
 
 
-def test_failed_build_leaves_previous_bundle_serving(settings, reader, monkeypatch) -> None:
-    first = _build(settings, reader)
+def test_failed_build_leaves_previous_bundle_serving(settings, toy_reader, monkeypatch) -> None:
+    first = _build(settings, toy_reader)
 
     class Broken:
         def build(self, directory, labels):
@@ -65,14 +55,14 @@ def test_failed_build_leaves_previous_bundle_serving(settings, reader, monkeypat
 
     monkeypatch.setitem(pipeline.BUILDERS, "tantivy", Broken)
     with pytest.raises(OSError, match="disk full"):
-        _build(settings, reader, force=True)
+        _build(settings, toy_reader, force=True)
     assert current_bundle(settings.bundles_dir) == first.directory
     assert Bundle(first.directory).id == first.bundle_id
     finished = [p.name for p in settings.bundles_dir.iterdir() if not p.name.startswith(".")]
     assert sorted(finished) == sorted([first.bundle_id, "current"])
 
 
-def test_interrupted_embedding_resumes_from_checkpoints(settings, reader, monkeypatch) -> None:
+def test_interrupted_embedding_resumes_from_checkpoints(settings, toy_reader, monkeypatch) -> None:
     monkeypatch.setattr(pipeline, "CHUNK", 8)
     encoder = FakeEncoder(32)
     calls: list[int] = []
@@ -86,27 +76,27 @@ def test_interrupted_embedding_resumes_from_checkpoints(settings, reader, monkey
 
     monkeypatch.setattr(encoder, "encode", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        build_bundle(settings, reader, encoder, ["toy", "toyicd"], show_progress=False)
+        build_bundle(settings, toy_reader, encoder, ["toy", "toyicd"], show_progress=False)
     assert current_bundle(settings.bundles_dir) is None
     calls.clear()
     monkeypatch.setattr(encoder, "encode", lambda texts: calls.append(len(texts)) or original(texts))
-    result = build_bundle(settings, reader, encoder, ["toy", "toyicd"], show_progress=False)
+    result = build_bundle(settings, toy_reader, encoder, ["toy", "toyicd"], show_progress=False)
     assert result.built
     assert calls == [8, 5]  # 21 distinct labels in chunks of 8: the first chunk came from its checkpoint
     calls.clear()
     settings.vector.backend = "faiss"  # new index settings, same model and labels: nothing re-embedded
-    rebuilt = build_bundle(settings, reader, encoder, ["toy", "toyicd"], show_progress=False)
+    rebuilt = build_bundle(settings, toy_reader, encoder, ["toy", "toyicd"], show_progress=False)
     assert rebuilt.built and rebuilt.bundle_id != result.bundle_id
     assert calls == []
 
 
-def test_unknown_system_is_refused(settings: Settings, reader: StoreReader) -> None:
+def test_unknown_system_is_refused(settings: Settings, toy_reader: StoreReader) -> None:
     with pytest.raises(BuildError, match=r"not in the store: snomedct \(loaded: toy, toyicd\)"):
-        build_bundle(settings, reader, FakeEncoder(32), ["toy", "snomedct"], show_progress=False)
+        build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "snomedct"], show_progress=False)
 
 
-def test_tampered_bundle_is_refused(settings: Settings, reader: StoreReader) -> None:
-    directory = _build(settings, reader).directory
+def test_tampered_bundle_is_refused(settings: Settings, toy_reader: StoreReader) -> None:
+    directory = _build(settings, toy_reader).directory
     catalog = directory / "catalog.json"
     data = json.loads(catalog.read_text())
     data["labels"][0][1] = "tampered"

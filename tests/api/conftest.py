@@ -9,19 +9,13 @@ from app.main import create_app
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
 from indexer.settings import Settings
-from indexer.store import StoreReader, load_source, make_engine, migrate
-from tests.toy import toy_sources
+from indexer.store import StoreReader
 
 
 @pytest.fixture
-def built(settings: Settings) -> Settings:
+def built(settings: Settings, toy_reader: StoreReader) -> Settings:
     """Settings whose store holds the toy systems and whose bundles dir serves them."""
-    migrate(settings.store.url)
-    engine = make_engine(settings.store.url)
-    for source in toy_sources():
-        load_source(engine, source)
-    build_bundle(settings, StoreReader(engine), FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
-    engine.dispose()
+    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
     return settings
 
 

@@ -10,24 +10,15 @@ from pydantic import BaseModel
 
 from app.api.deps import ServiceDep, SettingsDep
 from app.api.errors import PROBLEM_RESPONSES, InvalidParameter
-from app.search.service import Mode, SearchService
+from app.search.service import Mode, Result, SearchService
 
 router = APIRouter(tags=["search"])
-
-
-class ResultRow(BaseModel):
-    rank: int
-    system: str
-    code: str
-    display: str
-    score: float
-    matched_term: str
 
 
 class SearchResponse(BaseModel):
     query: str
     mode: Mode
-    results: list[ResultRow]
+    results: list[Result]
     took_ms: float
 
 
@@ -64,6 +55,6 @@ def search(
     return SearchResponse(
         query=q,
         mode=mode,
-        results=[ResultRow(**vars(r)) for r in results],
+        results=results,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )
