@@ -1,0 +1,72 @@
+"""A whole recipe: data → contrastive → self-distillation → averaging → ONNX export.
+
+Run directories live under ``{data_dir}/training/{recipe name}``; re-running a recipe resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from pathlib import Path
+
+from indexer.encoders.export import export_model
+from indexer.store import StoreReader
+from training import base_models, train
+from training.data.graph import OntologyGraph
+from training.data.splits import Split, held_out
+from training.recipe import Recipe
+
+log = logging.getLogger("training")
+PARITY_TEXTS = 300
+
+
+def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) -> Path:
+    """Train and export; returns the exported model directory (``run_dir / "model"``)."""
+    started = time.perf_counter()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    base_dir = base_models.resolve(recipe.base_model, run_dir.parent / ".base-models")
+    graph = OntologyGraph.from_store(reader, recipe.systems)
+    splits = held_out(list(graph.nodes), recipe.split.seed, recipe.split.dev, recipe.split.test)
+    train_keys = splits[Split.TRAIN]
+    datasets = train.build_datasets(recipe, graph, train_keys)
+    data = {
+        "systems": {key: reader.system(key).version for key in recipe.systems},
+        "split": {split.value: len(keys) for split, keys in splits.items()},
+        "examples": {name: len(ds) for name, ds in datasets.items()},
+    }
+    (run_dir / "data.json").write_text(json.dumps(data, indent=2))
+    log.info("data: %s", data)
+
+    phase = recipe.contrastive
+    teachers = [
+        train.contrastive(base_dir, datasets, phase, recipe.max_seq_length, run_dir / f"contrastive-{seed}", seed)
+        for seed in phase.seeds
+    ]
+    final = _soup(teachers, run_dir / "contrastive-soup")
+    if recipe.distill.enabled:
+        targets = train.distillation_targets(final, graph, train_keys, recipe.distill.dims, recipe.distill.seeds[0])
+        students = [
+            train.distill(base_dir, graph, targets, recipe.distill, recipe.max_seq_length, run_dir / f"distill-{seed}", seed)
+            for seed in recipe.distill.seeds
+        ]
+        final = _soup(students, run_dir / "distill-soup")
+
+    names = [graph.nodes[key].name for key in sorted(graph.nodes)]
+    parity = random.Random(0).sample(names, min(PARITY_TEXTS, len(names)))
+    minutes = round((time.perf_counter() - started) / 60, 1)
+    return export_model(
+        final,
+        run_dir / "model",
+        model_id=recipe.export.model_id,
+        quantize=recipe.export.quantize,
+        parity_texts=parity,
+        base_model=recipe.base_model,
+        recipe={"name": recipe.name, "yaml": recipe_text, "training_minutes_this_run": minutes},
+        data=data,
+    )
+
+
+def _soup(model_dirs: list[Path], out: Path) -> Path:
+    return model_dirs[0] if len(model_dirs) == 1 else train.average(model_dirs, out)

@@ -1,0 +1,64 @@
+"""Training recipes: YAML files validated into one pydantic model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field
+
+
+class SplitConfig(BaseModel):
+    seed: int = 13
+    dev: float = Field(default=0.05, ge=0, lt=1)
+    test: float = Field(default=0.10, ge=0, lt=1)
+
+
+class DataConfig(BaseModel):
+    definition_repeats: int = 4
+    descriptions_per_concept: int = 2
+    synonyms_per_concept: int = 6
+    # Cap per dataset (None = all): keeps a CPU recipe inside its time budget.
+    max_examples: dict[str, int | None] = Field(default_factory=dict)
+
+
+class PhaseConfig(BaseModel):
+    epochs: float = 1
+    batch_size: int = 64
+    learning_rate: float = 2e-5
+    warmup_ratio: float = 0.05
+    weight_decay: float = 0.01
+    save_steps: int = 200
+    seeds: list[int] = Field(default_factory=lambda: [42])
+
+
+class ContrastiveConfig(PhaseConfig):
+    datasets: list[str] = Field(default_factory=lambda: ["definitions", "descriptions", "synonyms", "triplets"])
+    triplet_margin: float = 0.1
+
+
+class DistillConfig(PhaseConfig):
+    enabled: bool = True
+    dims: int = 64
+    max_examples: int | None = None
+
+
+class ExportConfig(BaseModel):
+    model_id: str
+    quantize: bool = True
+
+
+class Recipe(BaseModel):
+    name: str
+    base_model: str = "all-MiniLM-L6-v2"  # a name from training.base_models or a directory
+    systems: list[str] = Field(default_factory=lambda: ["hpo", "icd10cm"])
+    max_seq_length: int = 64
+    split: SplitConfig = SplitConfig()
+    data: DataConfig = DataConfig()
+    contrastive: ContrastiveConfig = ContrastiveConfig()
+    distill: DistillConfig = DistillConfig()
+    export: ExportConfig
+
+    @classmethod
+    def load(cls, path: Path) -> Recipe:
+        return cls.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))

@@ -1,0 +1,150 @@
+"""The phases of a recipe: contrastive (InfoNCE + triplets), self-distillation, weight averaging.
+
+Every phase writes ``<phase dir>/final`` when done and HF checkpoints while running, so a run
+that is interrupted resumes from its last checkpoint and skips finished phases.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+
+import numpy as np
+import torch
+from datasets import Dataset
+from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, losses, models
+from sentence_transformers.sentence_transformer.training_args import (
+    BatchSamplers,
+    MultiDatasetBatchSamplers,
+    SentenceTransformerTrainingArguments,
+)
+from sklearn.decomposition import PCA
+
+from training.data import builders
+from training.data.graph import Key, OntologyGraph
+from training.recipe import ContrastiveConfig, DistillConfig, PhaseConfig, Recipe
+
+log = logging.getLogger("training")
+FINAL = "final"
+
+
+def build_datasets(recipe: Recipe, graph: OntologyGraph, train: set[Key]) -> dict[str, Dataset]:
+    """The contrastive phase's datasets; column contracts are in ``training.data.builders``."""
+    rng = random.Random(recipe.contrastive.seeds[0])
+    data = recipe.data
+    makers = {
+        "definitions": lambda: builders.definition_pairs(graph, train, data.definition_repeats, rng),
+        "descriptions": lambda: builders.description_pairs(graph, train, data.descriptions_per_concept, rng),
+        "synonyms": lambda: builders.synonym_pairs(graph, train, data.synonyms_per_concept, rng),
+        "triplets": lambda: builders.triplets(graph, train, rng),
+    }
+    out = {}
+    for name in recipe.contrastive.datasets:
+        rows = builders.sample(makers[name](), data.max_examples.get(name), rng)
+        columns = ("anchor", "positive", "negative")[: len(rows[0])] if rows else ("anchor", "positive")
+        out[name] = Dataset.from_dict({c: [row[i] for row in rows] for i, c in enumerate(columns)})
+    return out
+
+
+def contrastive(base_dir: Path, datasets: dict[str, Dataset], config: ContrastiveConfig, max_seq_length: int, out: Path, seed: int) -> Path:
+    """InfoNCE (in-batch negatives) on pair datasets, Euclidean triplet loss on triplets."""
+    if _done(out):
+        return out / FINAL
+    model = _load(base_dir, max_seq_length)
+    mnrl = losses.MultipleNegativesRankingLoss(model)
+    triplet = losses.TripletLoss(model, losses.TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.triplet_margin)
+    loss = {name: triplet if "negative" in ds.column_names else mnrl for name, ds in datasets.items()}
+    _train(model, datasets, loss, config, out, seed, BatchSamplers.NO_DUPLICATES)
+    return out / FINAL
+
+
+def distillation_targets(
+    teacher_dir: Path, graph: OntologyGraph, train: set[Key], dims: int, seed: int
+) -> dict[Key, np.ndarray]:
+    """BioLORD-2023: mean of the teacher's name and definition embeddings, reduced by PCA.
+
+    A concept without a definition uses one of its generated descriptions instead.
+    """
+    rng = random.Random(seed)
+    keys = sorted(train)
+    definitions = []
+    for key in keys:
+        node = graph.nodes[key]
+        texts = node.definitions or builders.descriptions(graph, key, train, rng) or [node.name]
+        definitions.append(texts[0])
+    teacher = SentenceTransformer(str(teacher_dir), device="cpu")
+    names = teacher.encode([graph.nodes[k].name for k in keys], batch_size=128, show_progress_bar=True)
+    meanings = teacher.encode(definitions, batch_size=128, show_progress_bar=True)
+    reduced = PCA(n_components=dims, random_state=seed).fit_transform((names + meanings) / 2)
+    return dict(zip(keys, reduced.astype(np.float32), strict=True))
+
+
+def distill(
+    base_dir: Path, graph: OntologyGraph, targets: dict[Key, np.ndarray], config: DistillConfig, max_seq_length: int, out: Path, seed: int
+) -> Path:
+    """The base model plus a fresh linear head regresses every label onto its concept's target."""
+    if _done(out):
+        return out / FINAL
+    rng = random.Random(seed)
+    rows = [(label, targets[key].tolist()) for key in sorted(targets) for label in graph.nodes[key].labels]
+    rows = builders.sample(rows, config.max_examples, rng)
+    dataset = Dataset.from_dict({"text": [r[0] for r in rows], "label": [r[1] for r in rows]})
+    model = _load(base_dir, max_seq_length)
+    torch.manual_seed(seed)
+    head = models.Dense(model.get_embedding_dimension(), config.dims, activation_function=torch.nn.Identity())
+    model.append(head)
+    _train(model, {"distill": dataset}, {"distill": losses.MSELoss(model)}, config, out, seed, BatchSamplers.BATCH_SAMPLER, drop_head=True)
+    return out / FINAL
+
+
+def average(model_dirs: list[Path], out: Path) -> Path:
+    """Uniform weight averaging (a model soup) of models with one architecture."""
+    if _done(out):
+        return out / FINAL
+    soup = SentenceTransformer(str(model_dirs[0]), device="cpu")
+    states = [SentenceTransformer(str(d), device="cpu").state_dict() for d in model_dirs]
+    averaged = {
+        name: (sum(s[name] for s in states) / len(states)) if tensor.is_floating_point() else tensor
+        for name, tensor in states[0].items()
+    }
+    soup.load_state_dict(averaged)
+    soup.save(str(out / FINAL))
+    return out / FINAL
+
+
+def _load(base_dir: Path, max_seq_length: int) -> SentenceTransformer:
+    model = SentenceTransformer(str(base_dir), device="cpu")
+    model.max_seq_length = max_seq_length
+    return model
+
+
+def _train(model, datasets, loss, config: PhaseConfig, out: Path, seed: int, sampler: BatchSamplers, drop_head: bool = False) -> None:  # noqa: ANN001
+    """Run (or resume) a trainer; with ``drop_head`` the last module (a training head) is dropped before saving."""
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(out / "checkpoints"),
+        num_train_epochs=config.epochs,
+        per_device_train_batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        warmup_steps=config.warmup_ratio,  # a float below 1 is a ratio in transformers 5
+        weight_decay=config.weight_decay,
+        batch_sampler=sampler,
+        multi_dataset_batch_sampler=MultiDatasetBatchSamplers.PROPORTIONAL,
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=2,
+        logging_steps=25,
+        seed=seed,
+        report_to="none",
+        use_cpu=True,
+    )
+    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=datasets, loss=loss)
+    resume = any((out / "checkpoints").glob("checkpoint-*"))
+    trainer.train(resume_from_checkpoint=resume or None)
+    if drop_head:
+        del model[len(model) - 1]
+    model.save(str(out / FINAL))
+
+
+def _done(out: Path) -> bool:
+    return (out / FINAL / "modules.json").is_file()
