@@ -14,6 +14,7 @@ from pathlib import Path
 from indexer.encoders.export import export_model
 from indexer.store import StoreReader
 from training import base_models, train
+from training.data.builders import sample
 from training.data.graph import OntologyGraph
 from training.data.splits import Split, held_out
 from training.recipe import Recipe
@@ -46,7 +47,9 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
     ]
     final = _soup(teachers, run_dir / "contrastive-soup")
     if recipe.distill.enabled:
-        targets = train.distillation_targets(final, graph, train_keys, recipe.distill.dims, recipe.distill.seeds[0])
+        seed = recipe.distill.seeds[0]
+        distilled = set(sample(sorted(train_keys), recipe.distill.max_concepts, random.Random(seed)))
+        targets = train.distillation_targets(final, graph, distilled, train_keys, recipe.distill.dims, seed)
         students = [
             train.distill(base_dir, graph, targets, recipe.distill, recipe.max_seq_length, run_dir / f"distill-{seed}", seed)
             for seed in recipe.distill.seeds

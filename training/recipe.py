@@ -40,7 +40,9 @@ class ContrastiveConfig(PhaseConfig):
 class DistillConfig(PhaseConfig):
     enabled: bool = True
     dims: int = 64
-    max_examples: int | None = None
+    # Concepts whose labels are distilled (None = every training concept); their targets need two
+    # teacher encodings each, so this bounds the phase's cost on CPU.
+    max_concepts: int | None = None
 
 
 class ExportConfig(BaseModel):

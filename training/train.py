@@ -60,14 +60,14 @@ def contrastive(base_dir: Path, datasets: dict[str, Dataset], config: Contrastiv
 
 
 def distillation_targets(
-    teacher_dir: Path, graph: OntologyGraph, train: set[Key], dims: int, seed: int
+    teacher_dir: Path, graph: OntologyGraph, concepts: set[Key], train: set[Key], dims: int, seed: int
 ) -> dict[Key, np.ndarray]:
     """BioLORD-2023: mean of the teacher's name and definition embeddings, reduced by PCA.
 
-    A concept without a definition uses one of its generated descriptions instead.
+    A concept without a definition uses one of its generated descriptions (over ``train``) instead.
     """
     rng = random.Random(seed)
-    keys = sorted(train)
+    keys = sorted(concepts)
     definitions = []
     for key in keys:
         node = graph.nodes[key]
@@ -86,9 +86,11 @@ def distill(
     """The base model plus a fresh linear head regresses every label onto its concept's target."""
     if _done(out):
         return out / FINAL
-    rng = random.Random(seed)
-    rows = [(label, targets[key].tolist()) for key in sorted(targets) for label in graph.nodes[key].labels]
-    rows = builders.sample(rows, config.max_examples, rng)
+    rows = builders.sample(
+        [(label, targets[key].tolist()) for key in sorted(targets) for label in graph.nodes[key].labels],
+        None,
+        random.Random(seed),
+    )
     dataset = Dataset.from_dict({"text": [r[0] for r in rows], "label": [r[1] for r in rows]})
     model = _load(base_dir, max_seq_length)
     torch.manual_seed(seed)
