@@ -9,6 +9,9 @@ Layout of ``{data_dir}/bundles/``::
         vectors.*        the vector index (backend-specific file)
         lexical/         the lexical index
         model/           a copy of the encoder's model directory
+
+With the Elasticsearch backends, the manifest's ``lexical`` and ``vector`` sections name the
+cluster index (``index``, ``alias``) and the embedded copy kept for fallback (``fallback``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from indexer.lexical import LexicalIndex, open_lexical
-from indexer.settings import VectorSettings
+from indexer.settings import Settings
 from indexer.vector import VectorIndex, open_vector_index
 
 MANIFEST = "manifest.json"
@@ -82,19 +85,23 @@ def file_hashes(directory: Path) -> dict[str, str]:
 class Bundle:
     """An opened, verified bundle: catalog in memory, indexes ready to search."""
 
-    def __init__(self, directory: Path, vector_settings: VectorSettings | None = None) -> None:
+    def __init__(self, directory: Path, settings: Settings | None = None) -> None:
+        settings = settings or Settings()
         self.directory = directory.resolve()
         self.manifest = read_manifest(self.directory)
         verify(self.directory, self.manifest)
+        remote = [role for role in ("lexical", "vector") if self.manifest[role]["backend"] == "elasticsearch"]
+        if remote and not settings.elasticsearch.url:
+            raise BundleError(
+                f"{directory}: its {' and '.join(remote)} index is in Elasticsearch; set TERMSEARCH_ELASTICSEARCH__URL"
+            )
         catalog = json.loads((self.directory / CATALOG).read_text(encoding="utf-8"))
         self.concepts = [CatalogConcept(*row) for row in catalog["concepts"]]
         self.label_concept = np.asarray([row[0] for row in catalog["labels"]], dtype=np.int32)
         self.label_text: list[str] = [row[1] for row in catalog["labels"]]
         self.systems = {s["key"]: SystemRange(**s) for s in self.manifest["systems"]}
-        self.vectors: VectorIndex = open_vector_index(
-            self.manifest["vector"]["backend"], self.directory, vector_settings or VectorSettings()
-        )
-        self.lexical: LexicalIndex = open_lexical(self.manifest["lexical"]["backend"], self.directory / "lexical")
+        self.vectors: VectorIndex = open_vector_index(self.manifest["vector"], self.directory, settings)
+        self.lexical: LexicalIndex = open_lexical(self.manifest["lexical"], self.directory / "lexical", settings)
         self._by_code = {(c.system, c.code): i for i, c in enumerate(self.concepts)}
 
     @property
@@ -136,6 +143,18 @@ def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
 
 
+def recorded_indexes(bundles_dir: Path) -> set[str]:
+    """The remote (Elasticsearch) index names that the bundles on disk record."""
+    names: set[str] = set()
+    for directory in _finished(bundles_dir):
+        try:
+            manifest = read_manifest(directory)
+        except BundleError:  # cannot be served, so neither can its indexes
+            continue
+        names.update(manifest[role]["index"] for role in ("lexical", "vector") if "index" in manifest[role])
+    return names
+
+
 def current_bundle(bundles_dir: Path) -> Path | None:
     link = bundles_dir / CURRENT
     return link.resolve() if link.exists() else None
@@ -156,12 +175,16 @@ def publish(staging: Path, bundles_dir: Path, bundle_id: str, keep: int = 2) -> 
     return final
 
 
-def _prune(bundles_dir: Path, keep: int) -> None:
-    current = current_bundle(bundles_dir)
-    finished = sorted(
+def _finished(bundles_dir: Path) -> list[Path]:
+    """Published bundle directories, oldest first (not ``current``, not staging)."""
+    return sorted(
         (p for p in bundles_dir.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")),
         key=lambda p: p.name,
     )
-    for old in finished[:-keep]:
+
+
+def _prune(bundles_dir: Path, keep: int) -> None:
+    current = current_bundle(bundles_dir)
+    for old in _finished(bundles_dir)[:-keep]:
         if old != current:
             shutil.rmtree(old, ignore_errors=True)

@@ -17,17 +17,31 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from indexer.bundle import CATALOG, FORMAT_VERSION, SystemRange, current_bundle, publish, read_manifest, write_manifest
+from indexer.bundle import (
+    CATALOG,
+    FORMAT_VERSION,
+    SystemRange,
+    current_bundle,
+    publish,
+    read_manifest,
+    recorded_indexes,
+    write_manifest,
+)
 from indexer.encoders import Encoder
-from indexer.lexical import BUILDERS
+from indexer.lexical import Label, lexical_builder
 from indexer.records import Concept
+from indexer.remote import BackendUnavailable
 from indexer.settings import Settings
 from indexer.store import StoreReader, SystemVersion
 from indexer.vector import build_vector_index
+
+if TYPE_CHECKING:
+    from indexer.elastic import BundleIndexes
 
 CHUNK = 8192  # labels per embedding checkpoint
 
@@ -67,6 +81,8 @@ def build_bundle(
 
     staging = bundles_dir / f".staging-{inputs_hash[:16]}"
     staging.mkdir(exist_ok=True)
+    bundle_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S.%fZ}-{inputs_hash[:8]}"
+    remote = _remote(settings, bundle_id)
     timer = _StageTimer()
     with _progress(show_progress) as progress:
         with timer("catalog"):
@@ -79,18 +95,17 @@ def build_bundle(
             cache = _embedding_cache(settings, encoder, texts)
             vectors = _embed(encoder, texts, cache, progress)
         with timer("vector_index"):
-            index = build_vector_index(vectors, settings.vector)
-            index.save(staging)
+            index = build_vector_index(vectors, settings.vector, remote)
+            vector_entry = index.save(staging)
         with timer("lexical_index"):
-            backend = settings.lexical.backend
-            BUILDERS[backend]().build(staging / "lexical", ((i, text) for i, (_, text) in enumerate(labels)))
+            rows = (Label(i, text, *concepts[concept][:2]) for i, (concept, text) in enumerate(labels))
+            lexical_entry = lexical_builder(settings.lexical, remote).build(staging / "lexical", rows)
     for stale in cache.parent.iterdir():
         if stale != cache:
             shutil.rmtree(stale, ignore_errors=True)
     if model_dir is not None:
         shutil.copytree(model_dir, staging / "model", dirs_exist_ok=True)
 
-    bundle_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S.%fZ}-{inputs_hash[:8]}"
     write_manifest(
         staging,
         {
@@ -100,13 +115,15 @@ def build_bundle(
             "encoder": inputs["encoder"] | {"bundled_model": model_dir is not None},
             "dimension": encoder.dimension,
             "systems": [asdict(r) for r in ranges],
-            "vector": {**settings.vector.model_dump(), "backend": index.backend},
-            "lexical": {"backend": backend},
+            "vector": {**settings.vector.model_dump(), "backend": index.backend, **vector_entry},
+            "lexical": {"backend": settings.lexical.backend, **lexical_entry},
             "counts": {"concepts": len(concepts), "labels": len(labels)},
             "build_seconds": timer.seconds,
         },
     )
     final = publish(staging, bundles_dir, bundle_id)
+    if remote is not None:
+        remote.publish(keep=recorded_indexes(bundles_dir))
     return BuildResult(final, bundle_id, True, len(labels), timer.seconds)
 
 
@@ -122,13 +139,28 @@ def _select_systems(reader: StoreReader, keys: Sequence[str]) -> list[SystemVers
 
 
 def _inputs(settings: Settings, encoder: Encoder, systems: list[SystemVersion]) -> dict:
-    return {
+    inputs = {
         "format_version": FORMAT_VERSION,
         "encoder": {"id": encoder.id, "sha256": encoder.sha256, "dimension": encoder.dimension},
         "systems": [[s.key, s.version, s.version_id] for s in systems],
         "vector": settings.vector.model_dump(),
         "lexical": settings.lexical.model_dump(),
     }
+    if settings.uses_elasticsearch:  # another cluster or prefix needs its own indexes
+        inputs["elasticsearch"] = settings.elasticsearch.model_dump(include={"url", "index_prefix", "shards"})
+    return inputs
+
+
+def _remote(settings: Settings, bundle_id: str) -> BundleIndexes | None:
+    """The bundle's Elasticsearch indexes, when a backend lives there (the client is an optional extra)."""
+    if not settings.uses_elasticsearch:
+        return None
+    from indexer.elastic import BundleIndexes, ServerMismatch
+
+    try:
+        return BundleIndexes.connect(settings.elasticsearch, bundle_id)
+    except (BackendUnavailable, ServerMismatch) as exc:
+        raise BuildError(str(exc)) from exc
 
 
 def _catalog(

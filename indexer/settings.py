@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -31,16 +31,46 @@ class VectorSettings(BaseModel):
     # Exact search defaults to numpy: one BLAS matrix-vector product over the system's label
     # slice uses every core (5 ms for ICD-10-CM's 111k labels here), where FAISS's exact path
     # answers one query on one thread (15 ms). FAISS serves the HNSW option (bench/RESULTS.md).
-    backend: Literal["faiss", "numpy"] = "numpy"
+    # "elasticsearch": dense_vector kNN in the cluster (``kind`` picks its index_options).
+    backend: Literal["faiss", "numpy", "elasticsearch"] = "numpy"
     kind: Literal["flat", "hnsw"] = "flat"
     hnsw_m: int = 32
     hnsw_ef_search: int = 128
     # HNSW misses results when a filter keeps few vectors; ranges this small are searched exactly.
     hnsw_exact_below: int = 20_000
+    # With the elasticsearch backend: also write the vectors into the bundle (numpy), so that the
+    # API can answer from them while the cluster is unreachable.
+    fallback_embedded: bool = True
 
 
 class LexicalSettings(BaseModel):
-    backend: Literal["tantivy"] = "tantivy"
+    backend: Literal["tantivy", "elasticsearch"] = "tantivy"
+    # With the elasticsearch backend: also build the embedded tantivy index into the bundle, so
+    # that the API can answer from it while the cluster is unreachable.
+    fallback_embedded: bool = True
+
+
+class ElasticsearchSettings(BaseModel):
+    """The cluster behind the ``elasticsearch`` lexical and vector backends."""
+
+    model_config = ConfigDict(frozen=True)  # hashable: one client per distinct configuration
+
+    url: str = ""  # one or more node URLs, comma-separated
+    api_key: SecretStr = SecretStr("")  # preferred over username/password when both are set
+    username: str = ""
+    password: SecretStr = SecretStr("")
+    ca_certs: str = ""  # PEM file of the CA that signed the cluster's certificate
+    verify_certs: bool = True
+    request_timeout: float = Field(default=5.0, gt=0, description="seconds per search request")
+    index_timeout: float = Field(default=120.0, gt=0, description="seconds per bulk or admin request")
+    index_prefix: str = Field(default="termsearch", pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    shards: int = Field(default=1, ge=1)
+    replicas: int = Field(default=0, ge=0)
+    bulk_chunk: int = Field(default=500, ge=1)
+    # Retries, with backoff, of failed requests and of bulk items the cluster rejected (429).
+    bulk_retries: int = Field(default=5, ge=0)
+    # After a failed request, answer from the embedded fallback for this long before trying again.
+    recheck_seconds: float = Field(default=5.0, ge=0)
 
 
 class SearchSettings(BaseModel):
@@ -66,13 +96,21 @@ class Settings(BaseSettings):
     encoder: EncoderSettings = EncoderSettings()
     vector: VectorSettings = VectorSettings()
     lexical: LexicalSettings = LexicalSettings()
+    elasticsearch: ElasticsearchSettings = ElasticsearchSettings()
     search: SearchSettings = SearchSettings()
 
     @model_validator(mode="after")
     def _fill_defaults(self) -> Settings:
         if not self.store.url:
             self.store.url = f"sqlite:///{self.data_dir / 'termsearch.db'}"
+        if self.uses_elasticsearch and not self.elasticsearch.url:
+            roles = " and ".join(r for r in ("lexical", "vector") if getattr(self, r).backend == "elasticsearch")
+            raise ValueError(f"the elasticsearch backend ({roles}) needs TERMSEARCH_ELASTICSEARCH__URL")
         return self
+
+    @property
+    def uses_elasticsearch(self) -> bool:
+        return "elasticsearch" in (self.lexical.backend, self.vector.backend)
 
     @property
     def bundles_dir(self) -> Path:

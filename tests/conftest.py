@@ -11,6 +11,7 @@ from sqlalchemy.engine import make_url
 
 from indexer.settings import Settings
 from indexer.store import StoreReader, load_source, make_engine, migrate
+from tests.elastic_fake import FakeElasticsearch
 from tests.toy import toy_sources
 
 POSTGRES_URL = os.environ.get("TERMSEARCH_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -52,3 +53,11 @@ def toy_reader(settings: Settings) -> Iterator[StoreReader]:
         load_source(engine, source)
     yield StoreReader(engine)
     engine.dispose()
+
+
+@pytest.fixture
+def fake_es() -> Iterator[FakeElasticsearch]:
+    """A stand-in Elasticsearch on a free local port (see tests/elastic_fake.py)."""
+    fake = FakeElasticsearch().start()
+    yield fake
+    fake.stop()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from indexer import pipeline
+from indexer import lexical, pipeline
 from indexer.bundle import Bundle, BundleError, current_bundle
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import BuildError, build_bundle
@@ -53,7 +53,7 @@ def test_failed_build_leaves_previous_bundle_serving(settings, toy_reader, monke
         def build(self, directory, labels):
             raise OSError("disk full")
 
-    monkeypatch.setitem(pipeline.BUILDERS, "tantivy", Broken)
+    monkeypatch.setitem(lexical.BUILDERS, "tantivy", Broken)
     with pytest.raises(OSError, match="disk full"):
         _build(settings, toy_reader, force=True)
     assert current_bundle(settings.bundles_dir) == first.directory

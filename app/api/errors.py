@@ -10,6 +10,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from indexer.remote import BackendUnavailable
+
 PROBLEM_JSON = "application/problem+json"
 
 
@@ -55,6 +57,13 @@ class Unavailable(ApiError):
     title = "Service unavailable"
 
 
+class SearchBackendDown(Unavailable):
+    """A remote index (Elasticsearch) cannot answer and the bundle has no embedded fallback for it."""
+
+    type = "/problems/backend-unavailable"
+    title = "Search backend unavailable"
+
+
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": Problem, "content": {PROBLEM_JSON: {}}} for status in (404, 422, 503)
 }
@@ -68,6 +77,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
         return problem_response(exc.problem())
+
+    @app.exception_handler(BackendUnavailable)
+    async def _backend(_: Request, exc: BackendUnavailable) -> JSONResponse:
+        return problem_response(SearchBackendDown(str(exc)).problem())
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -17,7 +17,7 @@ def open_search_service(settings: Settings, encoder: Encoder | None = None) -> S
     directory = current_bundle(settings.bundles_dir)
     if directory is None:
         raise BundleError(f"no bundle in {settings.bundles_dir}; run `python -m indexer build`")
-    bundle = Bundle(directory, settings.vector)
+    bundle = Bundle(directory, settings)
     if encoder is None:
         encoder = OnnxEncoder(
             bundle.model_dir,

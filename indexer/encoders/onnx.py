@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +15,14 @@ from indexer.encoders.manifest import MODEL_FILE, TOKENIZER_FILE, read_manifest
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
+log = logging.getLogger(__name__)
+
+
+def providers() -> list[str]:
+    """CUDA first when this onnxruntime build has it (onnxruntime-gpu), then the CPU."""
+    available = ort.get_available_providers()
+    return [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in available]
+
 
 def _session(model_path: Path, threads: int) -> ort.InferenceSession:
     options = ort.SessionOptions()
@@ -23,9 +32,12 @@ def _session(model_path: Path, threads: int) -> ort.InferenceSession:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     try:
-        return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(str(model_path), options, providers=providers())
     except Exception as exc:  # onnxruntime raises its own untyped errors for unreadable models
         raise EncoderError(f"cannot load ONNX model {model_path}: {exc}") from exc
+    # Without a usable GPU (no device, no driver) onnxruntime falls back to the CPU by itself.
+    log.info("ONNX model %s runs on %s", model_path, session.get_providers()[0])
+    return session
 
 
 def _tokenizer(path: Path, max_length: int) -> tuple[Tokenizer, int]:

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, NamedTuple, Protocol
 
 IdRange = tuple[int, int]  # half-open [start, stop) range of label ids (one code system)
+
+
+class Label(NamedTuple):
+    """One label to index; ``system`` and ``code`` are stored only where operators can see them."""
+
+    id: int
+    text: str
+    system: str = ""
+    code: str = ""
 
 
 class LexicalIndex(Protocol):
@@ -18,6 +27,9 @@ class LexicalIndex(Protocol):
 
 
 class LexicalBuilder(Protocol):
-    def build(self, directory: Path, labels: Iterable[tuple[int, str]]) -> None:
-        """Index every (label id, text) pair into ``directory``."""
+    backend: str
+
+    def build(self, directory: Path, labels: Iterable[Label]) -> dict[str, Any]:
+        """Index every label (into ``directory``, or a remote index); return what the bundle
+        manifest records about the index besides its backend (e.g. a remote index name)."""
         ...

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import tantivy
 
-from indexer.lexical.base import IdRange
+from indexer.lexical.base import IdRange, Label
 from indexer.lexical.normalise import tokens
 
 BACKEND = "tantivy"
@@ -21,20 +22,23 @@ def _schema() -> tantivy.Schema:
 
 
 class TantivyBuilder:
+    backend = BACKEND
+
     def __init__(self, heap_bytes: int = 200_000_000) -> None:
         self.heap_bytes = heap_bytes
 
-    def build(self, directory: Path, labels: Iterable[tuple[int, str]]) -> None:
+    def build(self, directory: Path, labels: Iterable[Label]) -> dict[str, Any]:
         directory.mkdir(parents=True, exist_ok=True)
         index = tantivy.Index(_schema(), path=str(directory))
         writer = index.writer(heap_size=self.heap_bytes, num_threads=1)
-        for label_id, text in labels:
+        for label in labels:
             document = tantivy.Document()
-            document.add_unsigned("label_id", label_id)
-            document.add_text("text", " ".join(tokens(text)))
+            document.add_unsigned("label_id", label.id)
+            document.add_text("text", " ".join(tokens(label.text)))
             writer.add_document(document)
         writer.commit()
         writer.wait_merging_threads()
+        return {}
 
 
 class TantivyIndex:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -11,7 +11,7 @@ IdRange = tuple[int, int]  # half-open [start, stop) range of label ids (one cod
 
 
 class VectorIndex(Protocol):
-    backend: str  # recorded in the bundle manifest, e.g. "faiss-flat", "faiss-hnsw", "numpy-flat"
+    backend: str  # recorded in the bundle manifest, e.g. "faiss-flat", "faiss-hnsw", "numpy-flat", "elasticsearch"
 
     def __len__(self) -> int: ...
 
@@ -19,4 +19,7 @@ class VectorIndex(Protocol):
         """For one query vector, ``(scores, ids)`` of up to ``k`` labels, best first."""
         ...
 
-    def save(self, directory: Path) -> None: ...
+    def save(self, directory: Path) -> dict[str, Any]:
+        """Write the index's files into ``directory``; return what the bundle manifest records
+        about the index besides its backend (e.g. a remote index name)."""
+        ...

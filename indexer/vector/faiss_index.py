@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
@@ -61,5 +62,6 @@ class FaissIndex:
         keep = ids[0] >= 0
         return scores[0][keep], ids[0][keep]
 
-    def save(self, directory: Path) -> None:
+    def save(self, directory: Path) -> dict[str, Any]:
         faiss.write_index(self._index, str(directory / FILE))
+        return {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,5 +35,6 @@ class NumpyFlatIndex:
         top = top[np.argsort(-scores[top], kind="stable")]
         return scores[top].astype(np.float32), top.astype(np.int64) + start
 
-    def save(self, directory: Path) -> None:
+    def save(self, directory: Path) -> dict[str, Any]:
         np.save(directory / FILE, self._vectors)
+        return {}

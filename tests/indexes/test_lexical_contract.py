@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer.lexical import BUILDERS, open_lexical
+from indexer.lexical import BUILDERS, Label, lexical_builder, open_lexical
+from indexer.settings import LexicalSettings, Settings
+from tests.indexes.cluster import needs_elasticsearch
 
 LABELS = [
     "Tachycardia",
@@ -21,10 +23,16 @@ LABELS = [
 ]
 
 
-@pytest.fixture(params=list(BUILDERS))
+@pytest.fixture(params=[*BUILDERS, pytest.param("elasticsearch", marks=needs_elasticsearch)])
 def index(request: pytest.FixtureRequest, tmp_path: Path):
-    BUILDERS[request.param]().build(tmp_path / "lexical", enumerate(LABELS))
-    return open_lexical(request.param, tmp_path / "lexical")
+    # Without its embedded fallback, so that every answer comes from the cluster.
+    settings = Settings(lexical=LexicalSettings(backend=request.param, fallback_embedded=False), _env_file=None)
+    remote = request.getfixturevalue("elastic_indexes") if request.param == "elasticsearch" else None
+    if remote is not None:
+        settings = settings.model_copy(update={"elasticsearch": remote.settings})
+    labels = [Label(i, text, "toy", f"T:{i}") for i, text in enumerate(LABELS)]
+    entry = lexical_builder(settings.lexical, remote).build(tmp_path / "lexical", labels)
+    return open_lexical({"backend": request.param, **entry}, tmp_path / "lexical", settings)
 
 
 def _ids(hits: list[tuple[int, float]]) -> list[int]:

@@ -7,13 +7,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.settings import VectorSettings
+from indexer.settings import Settings, VectorSettings
 from indexer.vector import build_vector_index, open_vector_index
+from tests.indexes.cluster import needs_elasticsearch
 
 BACKENDS = {
     "numpy-flat": VectorSettings(backend="numpy"),
     "faiss-flat": VectorSettings(backend="faiss", kind="flat"),
     "faiss-hnsw": VectorSettings(backend="faiss", kind="hnsw", hnsw_exact_below=100),
+    # Exact kNN, without the embedded fallback, so that every answer comes from the cluster.
+    "elasticsearch": VectorSettings(backend="elasticsearch", kind="flat", fallback_embedded=False),
 }
 
 
@@ -31,13 +34,27 @@ def _brute_force(vectors: np.ndarray, query: np.ndarray, k: int, start: int = 0,
     return scores[order], order + start
 
 
-@pytest.fixture(params=list(BACKENDS))
+@pytest.fixture(params=[b if b != "elasticsearch" else pytest.param(b, marks=needs_elasticsearch) for b in BACKENDS])
 def backend(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def test_top_k_matches_brute_force(backend: str, vectors: np.ndarray) -> None:
-    index = build_vector_index(vectors, BACKENDS[backend])
+@pytest.fixture
+def index_settings(backend: str, request: pytest.FixtureRequest) -> Settings:
+    settings = Settings(vector=BACKENDS[backend], _env_file=None)
+    if backend == "elasticsearch":
+        settings = settings.model_copy(update={"elasticsearch": request.getfixturevalue("elastic_indexes").settings})
+    return settings
+
+
+@pytest.fixture
+def build(backend: str, request: pytest.FixtureRequest):  # noqa: ANN201
+    remote = request.getfixturevalue("elastic_indexes") if backend == "elasticsearch" else None
+    return lambda vectors: build_vector_index(vectors, BACKENDS[backend], remote)
+
+
+def test_top_k_matches_brute_force(backend: str, build, vectors: np.ndarray) -> None:
+    index = build(vectors)
     assert index.backend == backend
     assert len(index) == 2000
     for row in (0, 17, 1999):
@@ -48,24 +65,26 @@ def test_top_k_matches_brute_force(backend: str, vectors: np.ndarray) -> None:
         np.testing.assert_allclose(scores, expected_scores, atol=1e-5)
 
 
-def test_id_range_restricts_results(backend: str, vectors: np.ndarray) -> None:
-    index = build_vector_index(vectors, BACKENDS[backend])
+def test_id_range_restricts_results(build, vectors: np.ndarray) -> None:
+    index = build(vectors)
     scores, ids = index.search(vectors[5], 20, (1000, 1500))
     assert all(1000 <= i < 1500 for i in ids)
     assert list(ids) == list(_brute_force(vectors, vectors[5], 20, 1000, 1500)[1])
     assert 5 not in ids
 
 
-def test_k_larger_than_range_returns_whole_range(backend: str, vectors: np.ndarray) -> None:
-    index = build_vector_index(vectors, BACKENDS[backend])
+def test_k_larger_than_range_returns_whole_range(build, vectors: np.ndarray) -> None:
+    index = build(vectors)
     _, ids = index.search(vectors[0], 50, (10, 13))
     assert sorted(ids) == [10, 11, 12]
     assert len(index.search(vectors[0], 0)[1]) == 0
 
 
-def test_save_and_open_round_trip(backend: str, vectors: np.ndarray, tmp_path: Path) -> None:
-    settings = BACKENDS[backend]
-    build_vector_index(vectors, settings).save(tmp_path)
-    reopened = open_vector_index(backend, tmp_path, settings)
+def test_save_and_open_round_trip(
+    backend: str, build, index_settings: Settings, vectors: np.ndarray, tmp_path: Path
+) -> None:
+    index = build(vectors)
+    entry = {**index_settings.vector.model_dump(), "backend": index.backend, **index.save(tmp_path)}
+    reopened = open_vector_index(entry, tmp_path, index_settings)
     assert reopened.backend == backend
     assert list(reopened.search(vectors[42], 5)[1]) == list(_brute_force(vectors, vectors[42], 5)[1])

@@ -6,6 +6,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
+from indexer.remote import backend_status
+
 router = APIRouter(tags=["health"])
 
 
@@ -17,7 +19,8 @@ def health() -> dict[str, str]:
 
 @router.get("/ready")
 def ready(request: Request) -> JSONResponse:
-    """200 when a bundle is serving and the store answers; 503 otherwise, saying which part is down."""
+    """200 when a bundle is serving, the store answers and each index answers (itself, or its
+    embedded fallback: then ``degraded``); 503 otherwise. Each check says which part is down."""
     state = request.app.state
     checks: dict[str, dict[str, object]] = {}
     service = state.service
@@ -26,11 +29,16 @@ def ready(request: Request) -> JSONResponse:
         if service is not None
         else {"up": False, "error": state.bundle_error}
     )
+    if service is not None:
+        checks["lexical"] = backend_status(service.bundle.lexical)
+        checks["vector"] = backend_status(service.bundle.vectors)
     try:
         with state.reader.engine.connect() as conn:
             conn.execute(text("SELECT 1"))
         checks["store"] = {"up": True}
     except Exception as exc:  # noqa: BLE001 - any driver error means "down"
         checks["store"] = {"up": False, "error": type(exc).__name__}
-    is_ready = all(check["up"] for check in checks.values())
-    return JSONResponse({"ready": is_ready, "checks": checks}, status_code=200 if is_ready else 503)
+    is_ready = all(check["up"] or "fallback" in check for check in checks.values())
+    degraded = is_ready and not all(check["up"] for check in checks.values())
+    body = {"ready": is_ready, "degraded": degraded, "checks": checks}
+    return JSONResponse(body, status_code=200 if is_ready else 503)

@@ -1,0 +1,110 @@
+"""Dense vectors in Elasticsearch: a ``dense_vector`` field searched with kNN.
+
+``kind`` picks the index_options: ``flat`` (exact, float32) or ``hnsw`` (float32; searched with
+``num_candidates = max(k, hnsw_ef_search)``). Both are set explicitly, because Elasticsearch
+would otherwise quantise the vectors. Elasticsearch scores cosine similarity as ``(1 + cos) / 2``;
+scores are converted back to cosines, as the embedded backends return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from elasticsearch import Elasticsearch
+
+from indexer.elastic import MAX_WINDOW, BundleIndexes, ElasticIndex, make_client
+from indexer.remote import WithFallback
+from indexer.settings import Settings, VectorSettings
+from indexer.vector.base import IdRange, VectorIndex
+from indexer.vector.numpy_flat import NumpyFlatIndex
+
+ROLE = "vectors"
+
+
+def mappings(dimension: int, settings: VectorSettings) -> dict[str, Any]:
+    options: dict[str, Any] = {"type": "flat"}
+    if settings.kind == "hnsw":
+        options = {"type": "hnsw", "m": settings.hnsw_m, "ef_construction": 200}
+    vector = {
+        "type": "dense_vector",
+        "dims": dimension,
+        "element_type": "float",
+        "index": True,
+        "similarity": "cosine",
+        "index_options": options,
+    }
+    return {"dynamic": "strict", "properties": {"label_id": {"type": "integer"}, "vector": vector}}
+
+
+def knn_body(query: np.ndarray, k: int, candidates: int, id_range: IdRange | None = None) -> dict[str, Any]:
+    knn: dict[str, Any] = {
+        "field": "vector",
+        "query_vector": np.asarray(query, dtype=np.float32).reshape(-1).tolist(),
+        "k": k,
+        "num_candidates": candidates,
+    }
+    if id_range is not None:
+        knn["filter"] = {"range": {"label_id": {"gte": id_range[0], "lt": id_range[1]}}}
+    return {"knn": knn, "size": k, "_source": False}
+
+
+class ElasticVectorIndex(ElasticIndex):
+    """``entry`` is what the build recorded: index, alias, count, and the vector settings' ``kind``."""
+
+    def __init__(self, client: Elasticsearch, entry: Mapping[str, Any], ef_search: int) -> None:
+        super().__init__(client, entry["index"])
+        self._entry = {key: entry[key] for key in ("index", "alias", "count")}
+        self._exact = entry["kind"] == "flat"
+        self._ef_search = ef_search
+
+    def __len__(self) -> int:
+        return self._entry["count"]
+
+    def search(self, query: np.ndarray, k: int, id_range: IdRange | None = None) -> tuple[np.ndarray, np.ndarray]:
+        k = min(k, MAX_WINDOW)
+        if k <= 0 or not len(self):
+            return np.empty(0, np.float32), np.empty(0, np.int64)
+        candidates = k if self._exact else min(max(k, self._ef_search), MAX_WINDOW)
+        hits = self._search(knn_body(query, k, candidates, id_range))
+        scores = np.asarray([2.0 * hit["_score"] - 1.0 for hit in hits], dtype=np.float32)
+        return scores, np.asarray([int(hit["_id"]) for hit in hits], dtype=np.int64)
+
+    def save(self, directory: Path) -> dict[str, Any]:
+        return dict(self._entry)
+
+
+class VectorsWithFallback(WithFallback[np.ndarray, tuple[np.ndarray, np.ndarray]]):
+    """The cluster's index plus the bundle's numpy copy, which answers while the cluster cannot."""
+
+    primary: ElasticVectorIndex
+    fallback: NumpyFlatIndex
+
+    def __len__(self) -> int:
+        return len(self.primary)
+
+    def save(self, directory: Path) -> dict[str, Any]:
+        return {**self.primary.save(directory), **self.fallback.save(directory), "fallback": self.fallback.backend}
+
+
+def build_elastic(vectors: np.ndarray, settings: VectorSettings, remote: BundleIndexes) -> VectorIndex:
+    documents = ((i, {"label_id": i, "vector": row.tolist()}) for i, row in enumerate(vectors))
+    entry = remote.load(ROLE, mappings(vectors.shape[1], settings), documents)
+    index = ElasticVectorIndex(remote.client, {**entry, "kind": settings.kind}, settings.hnsw_ef_search)
+    if not settings.fallback_embedded:
+        return index
+    return VectorsWithFallback(index, NumpyFlatIndex(vectors), remote.settings.recheck_seconds)
+
+
+def open_elastic(entry: Mapping[str, Any], directory: Path, settings: Settings) -> VectorIndex:
+    """The bundle's index, wrapped with its embedded fallback when it has one and it is wanted."""
+    from indexer.vector import open_vector_index
+
+    index = ElasticVectorIndex(make_client(settings.elasticsearch), entry, settings.vector.hnsw_ef_search)
+    fallback = entry.get("fallback") if settings.vector.fallback_embedded else None
+    if fallback is None:
+        return index
+    embedded = open_vector_index({"backend": fallback}, directory, settings)
+    return VectorsWithFallback(index, embedded, settings.elasticsearch.recheck_seconds)

@@ -1,0 +1,123 @@
+"""Serving a bundle whose indexes live in Elasticsearch: answers from the cluster, from the
+embedded fallback while it is unreachable, or a 503 problem without one; /ready says which."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from indexer.encoders import FakeEncoder
+from indexer.pipeline import build_bundle
+from indexer.settings import ElasticsearchSettings, LexicalSettings, Settings, VectorSettings
+from indexer.store import StoreReader
+from tests.elastic_fake import FakeElasticsearch
+
+
+@pytest.fixture
+def elastic(settings: Settings, toy_reader: StoreReader, fake_es: FakeElasticsearch) -> Settings:
+    """Settings whose current bundle has both indexes in the stand-in cluster, with embedded copies."""
+    settings = settings.model_copy(update={
+        "lexical": LexicalSettings(backend="elasticsearch"),
+        "vector": VectorSettings(backend="elasticsearch"),
+        "elasticsearch": ElasticsearchSettings(url=fake_es.url, recheck_seconds=0),
+    })
+    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    return settings
+
+
+def _serve(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
+        yield client
+
+
+@pytest.fixture
+def client(elastic: Settings) -> Iterator[TestClient]:
+    yield from _serve(elastic)
+
+
+@pytest.fixture
+def client_without_fallback(elastic: Settings) -> Iterator[TestClient]:
+    """The same bundle, served with its embedded copies unwanted."""
+    off = {"fallback_embedded": False}
+    yield from _serve(elastic.model_copy(update={
+        "lexical": elastic.lexical.model_copy(update=off), "vector": elastic.vector.model_copy(update=off)
+    }))
+
+
+def _search(client: TestClient, mode: str, q: str = "fast heart rate") -> httpx.Response:
+    return client.get("/search", params={"q": q, "system": "toy", "mode": mode})
+
+
+def test_lexical_answers_come_from_the_cluster(client: TestClient, fake_es: FakeElasticsearch) -> None:
+    bundle = client.app.state.service.bundle
+    slow = bundle.label_text.index("Slow heart rate")
+    fake_es.hits = [{"_id": str(slow), "_score": 4.0}]
+    body = _search(client, "lexical").json()
+    assert [(r["code"], r["matched_term"], r["score"]) for r in body["results"]] == [("T:3", "Slow heart rate", 4.0)]
+    sent = fake_es.requests[-1]
+    toy = bundle.systems["toy"]
+    assert sent.path == f"/{bundle.manifest['lexical']['index']}/_search"
+    assert sent.body["query"]["bool"]["filter"] == [{"range": {"label_id": {"gte": toy.start, "lt": toy.active_stop}}}]
+    ready = client.get("/ready").json()
+    assert (ready["ready"], ready["degraded"]) == (True, False)
+    assert ready["checks"]["lexical"] == {"backend": "elasticsearch", "up": True, "fallback": "tantivy"}
+    assert ready["checks"]["vector"] == {"backend": "elasticsearch", "up": True, "fallback": "numpy-flat"}
+
+
+@pytest.mark.parametrize("mode", ["lexical", "dense", "hybrid"])
+def test_unreachable_cluster_falls_back_to_the_embedded_indexes(client, fake_es, mode: str) -> None:
+    fake_es.stop()
+    response = _search(client, mode)
+    assert response.status_code == 200
+    first = response.json()["results"][0]
+    assert (first["code"], first["matched_term"]) == ("T:2", "Fast heart rate")
+
+
+def test_ready_reports_the_cluster_down_and_the_fallback_serving(client, fake_es) -> None:
+    fake_es.stop()
+    response = client.get("/ready")
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["ready"], body["degraded"]) == (True, True)
+    index = client.app.state.service.bundle.manifest["lexical"]["index"]
+    assert body["checks"]["lexical"] == {
+        "backend": "elasticsearch",
+        "up": False,
+        "error": f"index {index}: Elasticsearch is unreachable (ConnectionError)",
+        "fallback": "tantivy",
+    }
+    assert body["checks"]["vector"]["up"] is False
+    assert body["checks"]["store"] == {"up": True}
+
+
+def test_without_fallback_an_unreachable_cluster_is_a_503_problem(client_without_fallback, fake_es) -> None:
+    fake_es.stop()
+    manifest = client_without_fallback.app.state.service.bundle.manifest
+    for mode, role in (("lexical", "lexical"), ("dense", "vector"), ("hybrid", "vector")):
+        response = _search(client_without_fallback, mode)
+        assert response.status_code == 503
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json() == {
+            "type": "/problems/backend-unavailable",
+            "title": "Search backend unavailable",
+            "status": 503,
+            "detail": f"index {manifest[role]['index']}: Elasticsearch is unreachable (ConnectionError)",
+        }
+    ready = client_without_fallback.get("/ready")
+    assert ready.status_code == 503
+    assert ready.json()["ready"] is False
+    assert "fallback" not in ready.json()["checks"]["lexical"]
+
+
+def test_a_bundle_in_elasticsearch_needs_the_url_to_be_served(elastic: Settings) -> None:
+    unconfigured = elastic.model_copy(update={"elasticsearch": ElasticsearchSettings()})
+    with TestClient(create_app(unconfigured, encoder=FakeEncoder(32))) as client:
+        ready = client.get("/ready").json()
+    assert ready["checks"]["bundle"]["up"] is False
+    assert ready["checks"]["bundle"]["error"].endswith(
+        "its lexical and vector index is in Elasticsearch; set TERMSEARCH_ELASTICSEARCH__URL"
+    )
