@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from indexer.encoders import Encoder, load_encoder
 from indexer.settings import get_settings
 from indexer.store import StoreReader, make_engine
-from training import pipeline
+from training import compare, pipeline
 from training.recipe import Recipe
 
 cli = typer.Typer(help=__doc__, no_args_is_help=True, pretty_exceptions_enable=False)
@@ -40,3 +42,22 @@ def run_command(
     reader = StoreReader(make_engine(settings.store.url))
     model_dir = pipeline.run(recipe, recipe_text, reader, run_dir)
     typer.echo(f"model exported: {model_dir}")
+
+
+@cli.command("compare")
+def compare_command(
+    recipe_path: Annotated[Path, typer.Argument(help="The recipe whose split defines the held-out test concepts")],
+    model: Annotated[list[str] | None, typer.Option(help="NAME=MODEL_DIR (an exported model directory); repeatable")] = None,
+    bm25: Annotated[bool, typer.Option(help="Add a BM25 column")] = True,
+    output: Annotated[Path | None, typer.Option(help="Write the results as JSON here")] = None,
+) -> None:
+    """Evaluate exported models (and BM25) on the recipe's held-out concepts; print markdown tables."""
+    settings = get_settings()
+    encoders: dict[str, Encoder | None] = {"BM25": None} if bm25 else {}
+    for spec in model or []:
+        name, _, path = spec.partition("=")
+        encoders[name] = load_encoder(Path(path), settings.encoder)
+    results = compare.compare(Recipe.load(recipe_path), StoreReader(make_engine(settings.store.url)), encoders)
+    if output:
+        output.write_text(json.dumps(results, indent=2))
+    typer.echo(compare.markdown(results))

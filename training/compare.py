@@ -1,0 +1,137 @@
+"""Compare encoders (and BM25) on the held-out test concepts of a recipe's split.
+
+Tasks (DESIGN.md §4): text → concept with lay, exact-synonym and inclusion-term queries
+(search space: every concept's display, so a query's own text is never indexed); SCT-L2P-style
+leaf → parent (search space: the non-leaf concepts); Schulz & Juric term similarity (ROC AUC,
+easy and hard); category separation (overlap error).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evaluation.gold import category_terms, leaf_to_parent, synonym_items
+from evaluation.hierarchy import Hierarchy
+from evaluation.pairs import term_pairs
+from evaluation.runner import evaluate_ranking, evaluate_separation, evaluate_similarity
+from indexer.encoders import Encoder
+from indexer.lexical import TantivyBuilder, TantivyIndex
+from indexer.lexical.base import Label
+from indexer.store import StoreReader
+from training.data.splits import Split, split_of
+from training.recipe import Recipe
+
+MAX_ITEMS = 500
+K = 10
+# HPO branches for category separation: upper vs lower limb (close), metabolism (distant).
+CATEGORIES = ("HP:0002817", "HP:0002814", "HP:0001939")
+RANKING_TASKS = (("hpo", "layperson"), ("hpo", "exact"), ("icd10cm", "inclusion"))
+
+
+@dataclass
+class Space:
+    """A searchable set of concepts, one display each."""
+
+    codes: list[str]
+    texts: list[str]
+
+
+class Retriever:
+    """Top-k codes of a space, by an encoder (cosine) or by BM25 when ``encoder`` is None."""
+
+    def __init__(self, space: Space, encoder: Encoder | None, workdir: Path) -> None:
+        self.space = space
+        self.encoder = encoder
+        if encoder is None:
+            TantivyBuilder().build(workdir, (Label(i, text) for i, text in enumerate(space.texts)))
+            self.lexical = TantivyIndex(workdir)
+        else:
+            self.matrix = encoder.encode(space.texts)
+
+    def __call__(self, query: str) -> list[str]:
+        if self.encoder is None:
+            return [self.space.codes[i] for i, _ in self.lexical.search(query, K * 3)]
+        scores = self.matrix @ self.encoder.encode([query])[0]
+        top = np.argsort(-scores)[: K * 3]
+        return [self.space.codes[i] for i in top]
+
+
+def compare(recipe: Recipe, reader: StoreReader, encoders: dict[str, Encoder | None]) -> dict[str, dict[str, Any]]:
+    """``encoders`` maps a column name to an encoder, or to None for BM25. Returns task → column → metrics."""
+    split = recipe.split
+    results: dict[str, dict[str, Any]] = {}
+    hierarchies = {system: Hierarchy.from_reader(reader, system) for system in {s for s, _ in RANKING_TASKS}}
+    test = {
+        system: {c for c in h.labels if split_of((system, c), split.seed, split.dev, split.test) is Split.TEST}
+        for system, h in hierarchies.items()
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for system, hierarchy in hierarchies.items():
+            everything = Space(list(hierarchy.labels), [hierarchy.display(c) for c in hierarchy.labels])
+            l2p = leaf_to_parent(hierarchy, system, concepts=test[system], max_items=MAX_ITEMS, seed=1)
+            inner = Space(sorted(l2p.candidates), [hierarchy.display(c) for c in sorted(l2p.candidates)])
+            for name, encoder in encoders.items():
+                full = Retriever(everything, encoder, Path(tmp) / f"{system}-{name}-all")
+                for task_system, kind in RANKING_TASKS:
+                    if task_system == system:
+                        items = synonym_items(reader, system, kind, concepts=test[system], max_items=MAX_ITEMS, seed=1)
+                        report = evaluate_ranking(
+                            items, full, gain=hierarchy.gains, k=K, labels=hierarchy.labels
+                        )
+                        results.setdefault(f"{system} {kind} → concept", {})[name] = _ranking(report)
+                parents = Retriever(inner, encoder, Path(tmp) / f"{system}-{name}-inner")
+                report = evaluate_ranking(l2p.items, parents, k=K, candidates=l2p.candidates)
+                results.setdefault(f"{system} leaf → parent", {})[name] = {
+                    "acc@1": report.metrics["hits@1"], "mrr": report.metrics["mrr"], "n": report.count
+                }
+        hpo = hierarchies["hpo"]
+        pairs = term_pairs(reader, "hpo", concepts=test["hpo"], max_positives=2000, seed=1)
+        categories = category_terms(hpo, *CATEGORIES)
+        for name, encoder in encoders.items():
+            if encoder is None:
+                continue
+            similarity = _cosine(encoder)
+            scores = evaluate_similarity(pairs, similarity).to_dict()["groups"]
+            results.setdefault("hpo term similarity (ROC AUC)", {})[name] = {
+                group: scores[group]["roc_auc"] for group in ("all", "easy", "hard", "levenshtein/hard")
+            }
+            results.setdefault("hpo category separation", {})[name] = {
+                "overlap_error": evaluate_separation(categories, similarity).overlap_error
+            }
+    return results
+
+
+def _ranking(report) -> dict[str, Any]:  # noqa: ANN001
+    row = {key: report.metrics[key] for key in ("hits@1", "hits@5", "hits@10", "mrr", f"ndcg@{K}")}
+    row["n"] = report.count
+    row["hits@10 by overlap"] = {b: asdict(v) for b, v in (report.overlap or {}).items()}
+    return row
+
+
+def _cosine(encoder: Encoder) -> Callable[[Sequence[str], Sequence[str]], np.ndarray]:
+    def similarity(left: Sequence[str], right: Sequence[str]) -> np.ndarray:
+        return np.sum(encoder.encode(list(left)) * encoder.encode(list(right)), axis=1)
+
+    return similarity
+
+
+def markdown(results: dict[str, dict[str, Any]]) -> str:
+    """One table per task: rows are models, columns are metrics."""
+    out = []
+    for task, columns in results.items():
+        metrics = [m for m in next(iter(columns.values())) if m not in ("n", "hits@10 by overlap")]
+        out.append(f"**{task}**\n\n| model | " + " | ".join(metrics) + " |\n|---|" + "---|" * len(metrics))
+        for name, row in columns.items():
+            out.append(f"| {name} | " + " | ".join(_fmt(row[m]) for m in metrics) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _fmt(value: Any) -> str:
+    return "–" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
