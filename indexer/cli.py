@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -43,12 +43,24 @@ def migrate_command() -> None:
 def load_command(
     name: Annotated[str, typer.Argument(help=f"Source format: {', '.join(SOURCES)}")],
     path: Annotated[Path | None, typer.Argument(help="Release file or directory (open sources default to the shipped file)")] = None,
+    language_refset: Annotated[str | None, typer.Option(help="snomed: language refset of the displays")] = None,
+    sab: Annotated[str | None, typer.Option(help="umls: source vocabularies to keep, e.g. SNOMEDCT_US,MSH")] = None,
+    lang: Annotated[str | None, typer.Option(help="umls: languages to keep, e.g. ENG or FRE,ENG")] = None,
+    as_sab: Annotated[str | None, typer.Option(help="umls: one source's codes as their own system")] = None,
+    include_suppressed: Annotated[bool, typer.Option(help="umls: keep suppressible atoms, inactive")] = False,
 ) -> None:
     """Load one terminology release into the store (one transaction; a loaded version is skipped)."""
     settings = get_settings()
     migrate(settings.store.url)
+    options = {
+        "language_refset": language_refset,
+        "sab": _split(sab),
+        "lang": _split(lang),
+        "as_sab": as_sab,
+        "include_suppressed": include_suppressed or None,
+    }
     try:
-        result = _load(settings, name, path)
+        result = _load(settings, name, path, {key: value for key, value in options.items() if value is not None})
     except (SourceError, ValueError, FileNotFoundError) as exc:
         raise _fail(str(exc)) from exc
     verb = "loaded" if result.loaded else "already loaded, unchanged:"
@@ -58,8 +70,12 @@ def load_command(
     )
 
 
-def _load(settings: Settings, name: str, path: Path | None):  # noqa: ANN202
-    source = open_source(name, path)
+def _split(values: str | None) -> list[str] | None:
+    return [value.strip() for value in values.split(",") if value.strip()] if values else None
+
+
+def _load(settings: Settings, name: str, path: Path | None, options: dict[str, Any]):  # noqa: ANN202
+    source = open_source(name, path, **options)
     engine = make_engine(settings.store.url)
     try:
         with Progress(console=console) as progress:

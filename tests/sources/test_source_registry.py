@@ -13,7 +13,7 @@ from indexer.sources.obo import OboSource
 
 
 def test_registered_names() -> None:
-    assert set(SOURCES) == {"hpo", "icd10cm", "obo"}
+    assert set(SOURCES) == {"hpo", "icd10cm", "obo", "snomed", "umls"}
 
 
 def test_defaults_open_the_shipped_files() -> None:
@@ -31,7 +31,21 @@ def test_generic_obo(fixture_dir: Path) -> None:
         open_source("obo")
 
 
+def test_licensed_sources_need_a_path_and_take_their_options(fixture_dir: Path) -> None:
+    for name in ("snomed", "umls"):
+        with pytest.raises(ValueError, match="needs the path"):
+            open_source(name)
+    assert open_source("snomed", fixture_dir / "rf2", language_refset="900000000000508004").info.key == "snomedct"
+    umls = open_source("umls", fixture_dir / "umls" / "2025AA" / "META", as_sab="MSH", lang=["ENG"])
+    assert umls.info.key == "msh"
+
+
 def test_unknown_name_lists_the_known_ones() -> None:
-    known = "unknown source 'snomed'; known sources: hpo, icd10cm, obo"
+    known = "unknown source 'loinc'; known sources: hpo, icd10cm, obo, snomed, umls"
     with pytest.raises(ValueError, match=known):
-        open_source("snomed")
+        open_source("loinc")
+
+
+def test_an_option_the_source_does_not_take_is_a_value_error(fixture_dir: Path) -> None:
+    with pytest.raises(ValueError, match="source 'hpo': got an unexpected keyword argument 'sab'"):
+        open_source("hpo", None, sab=["MSH"])
