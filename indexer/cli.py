@@ -148,14 +148,15 @@ def setup_command() -> None:
 def info_command() -> None:
     """What the store holds and what the current bundle serves."""
     settings = get_settings()
+    out = Console()
     table = Table("system", "version", "concepts", "loaded at", title=f"store: {settings.store.url}")
     for s in StoreReader(make_engine(settings.store.url)).systems():
         table.add_row(s.key, s.version, str(s.concept_count), s.loaded_at.isoformat(timespec="seconds"))
-    Console().print(table)
+    out.print(table)
     current = current_bundle(settings.bundles_dir)
     if current is None:
-        Console().print("no bundle yet")
+        out.print("no bundle yet")
         return
     manifest = read_manifest(current)
     summary = {k: manifest[k] for k in ("bundle_id", "encoder", "counts", "vector", "lexical", "build_seconds")}
-    Console().print_json(json.dumps(summary))
+    out.print_json(json.dumps(summary))

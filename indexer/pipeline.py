@@ -75,8 +75,8 @@ def build_bundle(
     bundles_dir.mkdir(parents=True, exist_ok=True)
 
     current = current_bundle(bundles_dir)
-    if current is not None and not force and read_manifest(current).get("inputs_hash") == inputs_hash:
-        manifest = read_manifest(current)
+    manifest = read_manifest(current) if current is not None and not force else {}
+    if manifest.get("inputs_hash") == inputs_hash:
         return BuildResult(current, manifest["bundle_id"], False, manifest["counts"]["labels"], {})
 
     staging = bundles_dir / f".staging-{inputs_hash[:16]}"

@@ -76,15 +76,16 @@ def compare(recipe: Recipe, reader: StoreReader, encoders: dict[str, Encoder | N
             everything = Space(list(hierarchy.labels), [hierarchy.display(c) for c in hierarchy.labels])
             l2p = leaf_to_parent(hierarchy, system, concepts=test[system], max_items=MAX_ITEMS, seed=1)
             inner = Space(sorted(l2p.candidates), [hierarchy.display(c) for c in sorted(l2p.candidates)])
+            queries = {
+                kind: synonym_items(reader, system, kind, concepts=test[system], max_items=MAX_ITEMS, seed=1)
+                for task_system, kind in RANKING_TASKS
+                if task_system == system
+            }
             for name, encoder in encoders.items():
                 full = Retriever(everything, encoder, Path(tmp) / f"{system}-{name}-all")
-                for task_system, kind in RANKING_TASKS:
-                    if task_system == system:
-                        items = synonym_items(reader, system, kind, concepts=test[system], max_items=MAX_ITEMS, seed=1)
-                        report = evaluate_ranking(
-                            items, full, gain=hierarchy.gains, k=K, labels=hierarchy.labels
-                        )
-                        results.setdefault(f"{system} {kind} → concept", {})[name] = _ranking(report)
+                for kind, items in queries.items():
+                    report = evaluate_ranking(items, full, gain=hierarchy.gains, k=K, labels=hierarchy.labels)
+                    results.setdefault(f"{system} {kind} → concept", {})[name] = _ranking(report)
                 parents = Retriever(inner, encoder, Path(tmp) / f"{system}-{name}-inner")
                 report = evaluate_ranking(l2p.items, parents, k=K, candidates=l2p.candidates)
                 results.setdefault(f"{system} leaf → parent", {})[name] = {

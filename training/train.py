@@ -86,11 +86,7 @@ def distill(
     """The base model plus a fresh linear head regresses every label onto its concept's target."""
     if _done(out):
         return out / FINAL
-    rows = builders.sample(
-        [(label, targets[key].tolist()) for key in sorted(targets) for label in graph.nodes[key].labels],
-        None,
-        random.Random(seed),
-    )
+    rows = [(label, targets[key].tolist()) for key in sorted(targets) for label in graph.nodes[key].labels]
     dataset = Dataset.from_dict({"text": [r[0] for r in rows], "label": [r[1] for r in rows]})
     model = _load(base_dir, max_seq_length)
     torch.manual_seed(seed)
