@@ -59,15 +59,22 @@ def _zip_file(archive: Path, member: str) -> ReleaseFile:
     return ReleaseFile(Path(member).name, f"{archive}:{member}", opened)
 
 
+def decode_line(raw: bytes, location: object, number: int) -> str:
+    """A line as text: UTF-8 without NUL characters (no text column or store accepts them)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SourceError(location, number, f"not UTF-8: {e.reason}") from None
+    if "\x00" in line:
+        raise SourceError(location, number, "NUL character")
+    return line
+
+
 def numbered_lines(file: ReleaseFile) -> Iterator[tuple[int, str]]:
     """``(line number, text without its line ending)`` for every line of ``file``."""
     with file.open() as stream:
         for number, raw in enumerate(stream, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise SourceError(file.location, number, f"not UTF-8: {e.reason}") from None
-            yield number, line.rstrip("\r\n")
+            yield number, decode_line(raw, file.location, number).rstrip("\r\n")
 
 
 def rf2_rows(file: ReleaseFile, columns: Sequence[str]) -> Iterator[tuple[int, list[str]]]:

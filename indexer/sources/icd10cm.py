@@ -114,17 +114,26 @@ def with_seventh(code: str, char: str) -> str:
     return dotted.ljust(7, "X") + char
 
 
-def _xml_events(path: Path, events: tuple[str, ...]) -> Iterator[tuple[str, ET.Element]]:
-    """``iterparse`` with parse errors turned into :class:`SourceError` at the parser's line."""
+def _xml_events(path: Path, events: tuple[str, ...]) -> Iterator[tuple[str, ET.Element, int]]:
+    """Parser events, each with the number of the line whose reading produced it; parse errors
+    are :class:`SourceError` at the parser's line."""
+    parser = ET.XMLPullParser(events)
+    number = 1
     with open(path, "rb") as f:
         try:
-            yield from ET.iterparse(f, events=events)
+            for number, line in enumerate(f, 1):
+                parser.feed(line)
+                for event, element in parser.read_events():
+                    yield event, element, number
+            parser.close()
         except ET.ParseError as e:
             raise SourceError(path, e.position[0], f"malformed XML: {e}") from None
+    for event, element in parser.read_events():
+        yield event, element, number
 
 
 def _read_version(path: Path) -> str:
-    for _, element in _xml_events(path, ("end",)):
+    for _, element, _ in _xml_events(path, ("end",)):
         if element.tag == "version" and element.text and element.text.strip():
             return element.text.strip()
     raise SourceError(path, None, "no <version> element")
@@ -177,23 +186,33 @@ class Icd10cmSource:
         self.info = CodeSystemInfo(KEY, URI, NAME, _read_version(self.path))
 
     def __iter__(self) -> Iterator[Concept]:
+        seen: set[str] = set()
+        for concept, line in self._walk():
+            if concept.code in seen:
+                raise SourceError(self.path, line, f"duplicate code {concept.code}")
+            seen.add(concept.code)
+            yield concept
+
+    def _walk(self) -> Iterator[tuple[Concept, int]]:
+        """Every concept, with the line the parser is at when it is complete."""
         nodes: list[_Node] = []
         depth = 0
-        for event, element in _xml_events(self.path, ("start", "end")):
+        for event, element, line in _xml_events(self.path, ("start", "end")):
             if event == "start":
                 depth += 1
                 if element.tag in _KINDS:
                     parent = nodes[-1] if nodes else None
                     if parent and not parent.emitted:
                         parent.emitted = True
-                        yield self._node_concept(parent, billable=False)
+                        yield self._node_concept(parent, False, line), line
                     nodes.append(self._open(element, depth, parent))
                 continue
             if nodes and element is nodes[-1].element:
-                yield from self._close(nodes.pop())
+                for concept in self._close(nodes.pop(), line):
+                    yield concept, line
                 element.clear()
             elif nodes and depth == nodes[-1].depth + 1:
-                self._read(nodes[-1], element)
+                self._read(nodes[-1], element, line)
                 element.clear()
             depth -= 1
 
@@ -214,11 +233,11 @@ class Icd10cmSource:
             node.parent = _grouping_block(container.groups, node.code) or container
         return node
 
-    def _read(self, node: _Node, element: ET.Element) -> None:
+    def _read(self, node: _Node, element: ET.Element, line: int) -> None:
         """Take in one data element of ``node`` (name, desc, notes, 7th characters...)."""
         tag = element.tag
         if node.emitted and tag in _DATA:
-            raise SourceError(self.path, None, f"<{tag}> after the child codes of {node.code}")
+            raise SourceError(self.path, line, f"<{tag}> after the child codes of {node.code}")
         text = " ".join((element.text or "").split())
         if tag == "name" and node.kind == "chapter":
             node.properties["chapter"] = text
@@ -237,13 +256,13 @@ class Icd10cmSource:
         elif tag == "sevenChrNote":
             node.properties["seven_chr_note"] = " ".join(_notes(element))
 
-    def _close(self, node: _Node) -> Iterator[Concept]:
+    def _close(self, node: _Node, line: int) -> Iterator[Concept]:
         if node.emitted:
             return
         if node.kind == "block" and node.container is not None:
             node.container.groups.append(node)
         extended = self._extended(node) if node.kind in {"category", "code"} else []
-        yield self._node_concept(node, billable=node.kind in {"category", "code"} and not extended)
+        yield self._node_concept(node, node.kind in {"category", "code"} and not extended, line)
         yield from extended
 
     def _extended(self, leaf: _Node) -> list[Concept]:
@@ -258,10 +277,11 @@ class Icd10cmSource:
                 concepts.append(_concept(code, display, leaf.code, properties, inclusions))
         return concepts
 
-    def _node_concept(self, node: _Node, billable: bool) -> Concept:
+    def _node_concept(self, node: _Node, billable: bool, line: int) -> Concept:
+        """``line``: where the parser is (the node's first child, or its end)."""
         if not node.code or not node.display:
             where = f" in {node.container.code}" if node.container else ""
-            raise SourceError(self.path, None, f"<{node.element.tag}> without code or name{where}")
+            raise SourceError(self.path, line, f"<{node.element.tag}> without code or name{where}")
         properties = {"kind": node.kind, "billable": billable, **node.properties}
         parent = node.parent.code if node.parent else None
         return _concept(node.code, node.display, parent, properties, node.inclusions)

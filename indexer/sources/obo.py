@@ -36,6 +36,7 @@ from indexer.records import (
     Relationship,
     SourceError,
 )
+from indexer.sources._release import decode_line
 
 SCOPES = frozenset({"EXACT", "BROAD", "NARROW", "RELATED"})
 _INACTIVE_SYNONYM_TYPES = frozenset({"obsolete_synonym"})
@@ -238,10 +239,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """Numbered, stripped lines, without blank and ``!`` comment lines."""
     with open(path, "rb") as f:
         for number, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8").strip().lstrip("\ufeff")
-            except UnicodeDecodeError as e:
-                raise SourceError(path, number, f"not UTF-8: {e.reason}") from None
+            line = decode_line(raw, path, number).strip().lstrip("\ufeff")
             if line and not line.startswith("!"):
                 yield number, line
 

@@ -382,21 +382,22 @@ def _find_files(path: Path) -> dict[str, list[ReleaseFile]]:
 
 def _edition(files: list[ReleaseFile]) -> tuple[int, str]:
     """The module holding most concepts of the latest effectiveTime, and that date."""
-    latest, modules = "", Counter[str]()
+    latest, modules = "", Counter[int]()
     for file in files:
-        for _, fields in rf2_rows(file, CONCEPT_COLUMNS):
-            time = fields[1]
+        for time, module in convert_rows(file, rf2_rows(file, CONCEPT_COLUMNS), _time_and_module):
             if time > latest:
                 latest, modules = time, Counter()
             if time == latest:
-                modules[fields[3]] += 1
+                modules[module] += 1
     if not modules:
         raise SourceError(files[0].location, None, "no concepts")
-    module = modules.most_common(1)[0][0]
-    try:
-        return _metadata_id(module, "moduleId"), latest
-    except Malformed as e:
-        raise SourceError(files[0].location, None, str(e)) from None
+    return modules.most_common(1)[0][0], latest
+
+
+def _time_and_module(fields: list[str]) -> tuple[str, int]:
+    """A concept row's effectiveTime and moduleId, checked (a bad one names its line)."""
+    _component(fields)
+    return fields[1], _metadata_id(fields[3], "moduleId")
 
 
 def _stage(staging: Staging, table: _Table, files: list[ReleaseFile]) -> None:
@@ -405,10 +406,23 @@ def _stage(staging: Staging, table: _Table, files: list[ReleaseFile]) -> None:
         rows = convert_rows(file, rf2_rows(file, table.columns), table.convert)
         try:
             staging.insert(table.name, rows)
-        except sqlite3.IntegrityError as e:  # the concept table's primary key
-            raise SourceError(file.location, None, f"duplicate {table.name} id ({e})") from None
+        except sqlite3.IntegrityError:  # the concept table's primary key
+            line, key = _first_duplicate(staging, table, file)
+            raise SourceError(file.location, line, f"duplicate {table.name} id {key}") from None
     if table.index:
         staging.index(table.name, table.index)
+
+
+def _first_duplicate(staging: Staging, table: _Table, file: ReleaseFile) -> tuple[int | None, str]:
+    """Line and id of ``file``'s first row whose id an earlier row (of it, or of a file staged
+    before it) has; read again only once a load has already failed."""
+    seen: set[int] = set()
+    for number, fields in rf2_rows(file, table.columns):
+        key = int(fields[0])
+        if key in seen or next(staging.rows(f"SELECT 1 FROM {table.name} WHERE id = ?", [key]), None):
+            return number, fields[0]
+        seen.add(key)
+    return None, "?"
 
 
 class _Names:

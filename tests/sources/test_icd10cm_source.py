@@ -238,10 +238,10 @@ def test_malformed_xml_names_file_and_line(fixture_dir: Path) -> None:
 def test_diag_without_name(tmp_path: Path) -> None:
     path = tmp_path / "nameless.xml"
     path.write_text(
-        "<ICD10CM.tabular><version>1</version><chapter><name>1</name><desc>X (A00-A01)</desc>"
+        "<ICD10CM.tabular><version>1</version><chapter><name>1</name><desc>X (A00-B99)</desc>"
         '<section id="A00-A01"><desc>Y (A00-A01)</desc><diag><desc>Z</desc></diag></section>'
         "</chapter></ICD10CM.tabular>",
         encoding="utf-8",
     )
-    with pytest.raises(SourceError, match=r"nameless\.xml: <diag> without code or name in A00-A01"):
+    with pytest.raises(SourceError, match=r"nameless\.xml:1: <diag> without code or name in A00-A01"):
         list(Icd10cmSource(path))

@@ -111,6 +111,7 @@ def test_malformed_files_name_file_and_line(
         ('synonym: "Text" EXACT [PMID:1', "unterminated xref list"),
         ("def: No quotes []", "expected a quoted string"),
         ("relationship: part_of", "expected 2 value(s)"),
+        ("name: Text\x00", "NUL character"),
     ],
 )
 def test_malformed_values(tmp_path: Path, tag_line: str, message: str) -> None:

@@ -175,6 +175,7 @@ TAB = b"\t"
         ("der2_cRefset_Association", 3, replace_field(2, b"yes", TAB), "active: 'yes' is not 0 or 1"),
         ("sct2_TextDefinition", 2, replace_field(1, b"2025-01-01", TAB), "effectiveTime: '2025-01-01' is not"),
         ("sct2_Description", 6, lambda row: row + b" \xff", "not UTF-8"),
+        ("sct2_Description", 6, lambda row: row + b"\x00", "NUL character"),
         ("sct2_Relationship", 1, lambda row: row.replace(b"sourceId", b"source"), "expected the header"),
     ],
 )
@@ -195,7 +196,7 @@ def test_duplicate_concept(release: Path, tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes() + path.read_bytes().splitlines(keepends=True)[1])
     with pytest.raises(SourceError, match="duplicate concept id") as raised:
         list(SnomedSource(broken))
-    assert raised.value.path == str(path)
+    assert (raised.value.path, raised.value.line) == (str(path), len(path.read_bytes().splitlines()))
 
 
 def test_missing_file(release: Path, tmp_path: Path) -> None:
