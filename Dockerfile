@@ -3,7 +3,7 @@
 #   api       serving: FastAPI, ONNX Runtime, FAISS, the Elasticsearch client. No torch: the app
 #             serves a bundle, which carries its exported ONNX model.
 #   training  adds torch, the export and training stack and the open terminologies; runs the
-#             compose `indexer` job (migrate, load, export the model once, build the bundle).
+#             compose `indexer` job (migrate, load, build the bundle with the shipped model).
 # --build-arg VARIANT=gpu installs onnxruntime-gpu and faiss-gpu (and CUDA torch in training);
 # the encoder then runs on CUDA when a GPU is visible, else on the CPU, and logs which.
 
@@ -56,6 +56,8 @@ FROM runtime AS training
 ENV HF_HUB_OFFLINE=1
 COPY --from=training-venv /opt/venv /opt/venv
 COPY training training
+# The shipped encoder (int8 ONNX) that `indexer setup` builds the bundle with.
+COPY models models
 USER 10001:10001
 CMD ["python", "-m", "indexer", "setup"]
 
@@ -68,4 +70,6 @@ EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/health', timeout=4)"]
 # Workers per container: WEB_CONCURRENCY (uvicorn reads it); more throughput: more api replicas.
-CMD ["uvicorn", "app.main:app", "--host", "0.0.0.0", "--port", "8000", "--log-config", "docker/logging.json", "--proxy-headers", "--forwarded-allow-ips", "*"]
+# python -m app: uvicorn with TERMSEARCH_API__LIMIT_CONCURRENCY and __GRACEFUL_SHUTDOWN_S (SIGTERM
+# drains in-flight requests), JSON logs, one access line per request (docs/OPERATIONS.md).
+CMD ["python", "-m", "app", "--host", "0.0.0.0", "--port", "8000", "--log-config", "docker/logging.json", "--proxy-headers", "--forwarded-allow-ips", "*"]

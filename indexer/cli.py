@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,7 +12,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from indexer.bundle import current_bundle, read_manifest
-from indexer.encoders import EncoderError, OnnxEncoder
+from indexer.encoders import EncoderError, default_model_dir, load_encoder
 from indexer.pipeline import BuildError, build_bundle
 from indexer.records import SourceError
 from indexer.settings import Settings, get_settings
@@ -23,7 +22,6 @@ from indexer.store import StoreReader, load_source, make_engine, migrate
 cli = typer.Typer(help=__doc__, no_args_is_help=True, pretty_exceptions_enable=False)
 console = Console(stderr=True)
 OPEN_SYSTEMS = ("hpo", "icd10cm")
-PARITY_LABELS = 300
 
 
 def _fail(message: str) -> typer.Exit:
@@ -87,30 +85,22 @@ def _load(settings: Settings, name: str, path: Path | None, options: dict[str, A
 
 @cli.command("export-model")
 def export_model_command() -> None:
-    """Export the default encoder (all-MiniLM-L6-v2) to int8 ONNX once, with parity checks."""
-    settings = get_settings()
-    model_dir = _default_model(settings, StoreReader(make_engine(settings.store.url)))
-    console.print(f"model ready: {model_dir}")
-
-
-def _default_model(settings: Settings, reader: StoreReader) -> Path:
+    """Export the untrained all-MiniLM-L6-v2 to int8 ONNX (the baseline the shipped model beats)."""
     from indexer.encoders.export import ensure_default_model  # needs torch: only here
 
-    return ensure_default_model(settings.models_dir, _parity_texts(reader))
+    settings = get_settings()
+    model_dir = ensure_default_model(settings.models_dir, _parity_texts(StoreReader(make_engine(settings.store.url))))
+    console.print(f"model ready: {model_dir}")
 
 
 def _parity_texts(reader: StoreReader) -> list[str]:
     """Real labels spread over the loaded systems, for the export's parity checks."""
-    systems = reader.systems()
-    if not systems:
+    from indexer.encoders.export import PARITY_TEXTS
+
+    texts = reader.spread_displays(PARITY_TEXTS)
+    if not texts:
         raise _fail("the store is empty; load a terminology first (its labels drive the parity check)")
-    per_system = PARITY_LABELS // len(systems) + 1
-    texts: list[str] = []
-    for system in systems:
-        step = max(1, system.concept_count // per_system)
-        concepts = itertools.islice(reader.iter_concepts(system), 0, None, step)
-        texts.extend(c.display for c in itertools.islice(concepts, per_system))
-    return texts[:PARITY_LABELS]
+    return texts
 
 
 @cli.command("build")
@@ -124,8 +114,8 @@ def build_command(
     reader = StoreReader(make_engine(settings.store.url))
     keys = [key.strip() for key in systems.split(",") if key.strip()]
     try:
-        model_dir = model or _default_model(settings, reader)
-        encoder = OnnxEncoder(model_dir, threads=settings.encoder.threads, batch_size=settings.encoder.batch_size, max_length=settings.encoder.max_length)
+        model_dir = model or default_model_dir(settings.encoder)
+        encoder = load_encoder(model_dir, settings.encoder)
         result = build_bundle(settings, reader, encoder, keys, model_dir=model_dir, force=force)
     except (BuildError, EncoderError) as exc:
         raise _fail(str(exc)) from exc
@@ -137,7 +127,7 @@ def build_command(
 
 @cli.command("setup")
 def setup_command() -> None:
-    """Everything a fresh machine needs: migrate, load HPO and ICD-10-CM, export the model, build."""
+    """Everything a fresh machine needs: migrate, load HPO and ICD-10-CM, build with the shipped model."""
     migrate_command()
     for name in OPEN_SYSTEMS:
         load_command(name, None)

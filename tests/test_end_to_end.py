@@ -1,5 +1,5 @@
-"""The README's path on the real data: `python -m indexer setup` exports all-MiniLM-L6-v2, loads
-HPO and ICD-10-CM and builds a bundle; the app then answers as a new user would expect."""
+"""The README's path on the real data: `python -m indexer setup` loads HPO and ICD-10-CM and builds
+a bundle with the shipped model; the app then answers as a new user would expect."""
 
 from __future__ import annotations
 
@@ -54,9 +54,18 @@ def test_fracture_of_thigh_bone_finds_a_femur_fracture(client: TestClient) -> No
     assert any(code.startswith("S72") for code in _top(client, "fracture of thigh bone", "icd10cm"))
 
 
-def test_ready_names_the_bundle_and_the_real_encoder(client: TestClient) -> None:
+@pytest.mark.parametrize(("query", "expected"), [("can't hear well", "HP:0000365"), ("heart beats too fast", "HP:0001649")])
+@pytest.mark.parametrize("mode", ["hybrid", "dense"])
+def test_lay_words_sharing_nothing_with_the_name_rank_it_first(
+    client: TestClient, query: str, expected: str, mode: str
+) -> None:
+    """Hearing impairment and Tachycardia: what the shipped model learnt from HPO's lay synonyms."""
+    assert _top(client, query, "hpo", mode=mode)[0] == expected
+
+
+def test_ready_names_the_bundle_and_the_shipped_encoder(client: TestClient) -> None:
     checks = client.get("/ready").json()["checks"]
-    assert checks["bundle"]["encoder"] == "all-MiniLM-L6-v2-onnx-int8"
+    assert checks["bundle"]["encoder"] == "termsearch-biolord-minilm-v1"
     assert checks["store"] == {"up": True}
 
 

@@ -9,10 +9,11 @@ from typing import Annotated
 
 import typer
 
-from indexer.encoders import Encoder, load_encoder
+from indexer.encoders import Encoder, EncoderError, load_encoder
 from indexer.settings import get_settings
 from indexer.store import StoreReader, make_engine
 from training import compare, pipeline
+from training.base_models import BaseModelError
 from training.recipe import Recipe
 
 cli = typer.Typer(help=__doc__, no_args_is_help=True, pretty_exceptions_enable=False)
@@ -41,6 +42,24 @@ def run_command(
     )
     reader = StoreReader(make_engine(settings.store.url))
     model_dir = pipeline.run(recipe, recipe_text, reader, run_dir)
+    typer.echo(f"model exported: {model_dir}")
+
+
+@cli.command("export-base")
+def export_base_command(
+    name: Annotated[str, typer.Argument(help="all-MiniLM-L6-v2, all-mpnet-base-v2, or a sentence-transformers directory")],
+    out: Annotated[Path, typer.Option(help="Model directory to write")],
+    systems: Annotated[str, typer.Option(help="Systems whose names drive the parity check")] = "hpo,icd10cm",
+    quantize: Annotated[bool, typer.Option(help="int8 (as served); --no-quantize keeps fp32, for models that drift in int8")] = True,
+) -> None:
+    """Export an untrained base model (or a checkpoint directory) to ONNX, as a column for `compare`."""
+    settings = get_settings()
+    reader = StoreReader(make_engine(settings.store.url))
+    try:
+        model_dir = pipeline.export_base(name, reader, [s.strip() for s in systems.split(",") if s.strip()], out, quantize)
+    except (BaseModelError, EncoderError) as exc:  # unknown base model, missing package, failed parity
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from exc
     typer.echo(f"model exported: {model_dir}")
 
 

@@ -11,7 +11,7 @@ import random
 import time
 from pathlib import Path
 
-from indexer.encoders.export import export_model
+from indexer.encoders.export import PARITY_TEXTS, export_model
 from indexer.store import StoreReader
 from training import base_models, train
 from training.data.builders import sample
@@ -20,7 +20,6 @@ from training.data.splits import Split, held_out
 from training.recipe import Recipe
 
 log = logging.getLogger("training")
-PARITY_TEXTS = 300
 
 
 def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) -> Path:
@@ -56,18 +55,29 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
         ]
         final = _soup(students, run_dir / "distill-soup")
 
-    names = [graph.nodes[key].name for key in sorted(graph.nodes)]
-    parity = random.Random(0).sample(names, min(PARITY_TEXTS, len(names)))
     minutes = round((time.perf_counter() - started) / 60, 1)
     return export_model(
         final,
         run_dir / "model",
         model_id=recipe.export.model_id,
         quantize=recipe.export.quantize,
-        parity_texts=parity,
+        parity_texts=reader.spread_displays(PARITY_TEXTS, recipe.systems),
         base_model=recipe.base_model,
         recipe={"name": recipe.name, "yaml": recipe_text, "training_minutes_this_run": minutes},
         data=data,
+    )
+
+
+def export_base(name: str, reader: StoreReader, systems: list[str], out_dir: Path, quantize: bool = True) -> Path:
+    """Export a base model (e.g. all-mpnet-base-v2) to ONNX, int8 or fp32, to compare against."""
+    source = base_models.resolve(name, out_dir.parent / ".base-models")
+    return export_model(
+        source,
+        out_dir,
+        model_id=f"{Path(name).name}-onnx-{'int8' if quantize else 'fp32'}",
+        quantize=quantize,
+        parity_texts=reader.spread_displays(PARITY_TEXTS, systems),
+        base_model=name,
     )
 
 

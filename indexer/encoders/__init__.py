@@ -12,17 +12,29 @@ from indexer.encoders.onnx import OnnxEncoder
 from indexer.settings import EncoderSettings
 
 __all__ = [
+    "SHIPPED_MODEL_DIR",
     "Encoder",
     "EncoderError",
     "FakeEncoder",
     "ModelManifest",
     "OnnxEncoder",
     "ParityError",
+    "default_model_dir",
     "ensure_default_model",
     "export_model",
     "load_encoder",
     "read_manifest",
 ]
+
+# The encoder this repository ships: trained by training/recipes/biolord-minilm.yaml, int8 ONNX
+# (docs/MODEL_CARD.md). Indexing with it needs neither torch nor an export step.
+SHIPPED_MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "termsearch-biolord-minilm"
+
+
+def default_model_dir(settings: EncoderSettings) -> Path:
+    """``settings.model_dir`` when set, else the shipped model. Opening it (:func:`load_encoder`)
+    checks it against its manifest and names what is wrong."""
+    return Path(settings.model_dir) if settings.model_dir else SHIPPED_MODEL_DIR
 
 
 def load_encoder(model_dir: Path | str, settings: EncoderSettings | None = None) -> OnnxEncoder:

@@ -45,6 +45,7 @@ OPSET = 17
 FP32_MIN_COSINE = 0.999  # ONNX fp32 vs PyTorch, worst text
 INT8_MEAN_COSINE = 0.99  # ONNX int8 vs ONNX fp32, average over texts
 PARITY_BATCH_SIZE = 64
+PARITY_TEXTS = 300  # real labels an export is checked on
 FP32_FILE = "model_fp32.onnx"  # only inside the build directory; dropped once quantised
 TOKENIZER_FILES = (TOKENIZER_FILE, "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -99,6 +100,36 @@ class StoreReader:
             ).all()
             parents = self._displays(conn, system.version_id, concept.parents)
         return ConceptDetail(system, concept, parents, [ConceptRef(c, d) for c, d in children])
+
+    def descendants(self, system: SystemVersion, code: str) -> set[str]:
+        """Codes of every concept below ``code`` by is_a (not ``code`` itself), in one
+        recursive query."""
+        child = (
+            select(ConceptRow.code)
+            .join(RelationshipRow, RelationshipRow.source_id == ConceptRow.id)
+            .where(RelationshipRow.version_id == system.version_id, RelationshipRow.type == IS_A)
+        )
+        below = child.where(RelationshipRow.target_code == code).cte("below", recursive=True)
+        below = below.union(child.where(RelationshipRow.target_code == below.c.code))
+        with self.engine.connect() as conn:
+            return set(conn.scalars(select(below.c.code)))
+
+    def spread_displays(self, count: int, keys: Collection[str] | None = None) -> list[str]:
+        """At most ``count`` concept displays spread evenly over the systems (every loaded one when
+        ``keys`` is None), in load order: real labels for an encoder export's parity check."""
+        systems = [s for s in self.systems() if keys is None or s.key in keys]
+        if not systems:
+            return []
+        per_system = count // len(systems) + 1
+        texts: list[str] = []
+        with self.engine.connect() as conn:
+            for system in systems:
+                step = max(1, system.concept_count // per_system)
+                displays = conn.scalars(
+                    select(ConceptRow.display).where(ConceptRow.version_id == system.version_id).order_by(ConceptRow.id)
+                )
+                texts.extend(itertools.islice(displays, 0, step * per_system, step))
+        return texts[:count]
 
     def iter_concepts(self, system: SystemVersion) -> Iterator[Concept]:
         """Stream every concept of a version as records, in load order, a chunk at a time."""

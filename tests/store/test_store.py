@@ -36,6 +36,18 @@ def test_round_trip_is_exact(engine) -> None:
     assert list(reader.iter_concepts(systems["toy"])) == toy_concepts()
 
 
+def test_spread_displays_steps_evenly_through_each_system_in_load_order(engine) -> None:
+    for source in toy_sources():
+        load_source(engine, source)
+    reader = StoreReader(engine)
+    toy = reader.system("toy")
+    displays = [c.display for c in reader.iter_concepts(toy)]
+    assert reader.spread_displays(3, keys={"toy"}) == displays[::2][:3]  # 8 concepts, 4 wanted → every 2nd
+    both = reader.spread_displays(4)
+    assert len(both) == 4 and both[:3] == displays[::2][:3]
+    assert reader.spread_displays(3, keys={"nothing"}) == []
+
+
 def test_load_counts_and_reload_changes_nothing(engine) -> None:
     first = load_source(engine, ListSource(TOY, toy_concepts()))
     assert (first.concepts, first.designations, first.definitions, first.relationships) == (8, 14, 1, 7)
