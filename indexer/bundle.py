@@ -115,6 +115,11 @@ class Bundle:
     def concept_index(self, system: str, code: str) -> int | None:
         return self._by_code.get((system, code))
 
+    def concept_labels(self, concept: int) -> range:
+        """The label ids of a catalog concept: each concept's labels are one run of ids, in
+        concept order, so ``label_concept`` is sorted."""
+        return range(*(int(i) for i in np.searchsorted(self.label_concept, [concept, concept + 1])))
+
 
 def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST

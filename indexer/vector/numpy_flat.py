@@ -22,6 +22,11 @@ class NumpyFlatIndex:
     def load(cls, directory: Path) -> NumpyFlatIndex:
         return cls(np.load(directory / FILE, mmap_mode="r"))
 
+    @property
+    def matrix(self) -> np.ndarray:
+        """Every vector, row = label id (read-only; batch matching multiplies it directly)."""
+        return self._vectors
+
     def __len__(self) -> int:
         return len(self._vectors)
 

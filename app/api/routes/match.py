@@ -1,0 +1,151 @@
+"""``POST /match`` (batch ontology matching) and ``/match/jobs`` (the same, in the background).
+
+The answer's format follows ``Accept``: JSON (default), SSSOM/TSV (``text/tab-separated-values``)
+or a FHIR R4 ConceptMap (``application/fhir+json``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
+
+from app.api.deps import ReaderDep, ServiceDep, SettingsDep
+from app.api.errors import (
+    PROBLEM_RESPONSES,
+    ApiError,
+    InvalidParameter,
+    NotFound,
+    Unavailable,
+)
+from app.matching.conceptmap import build_conceptmap
+from app.matching.jobs import DONE, Job, JobRunner
+from app.matching.matcher import Matcher
+from app.matching.request import InputError, MatchRequest, Resolved, resolve
+from app.matching.result import MatchRun, RunInfo
+from app.matching.sssom import write_sssom
+from app.search.service import SearchService
+from indexer.settings import Settings
+from indexer.store import StoreReader
+
+router = APIRouter(tags=["match"])
+
+TSV = "text/tab-separated-values"
+FHIR_JSON = "application/fhir+json"
+FORMATS = {200: {"content": {"application/json": {}, TSV: {}, FHIR_JSON: {}}}}
+
+
+class Conflict(ApiError):
+    status = 409
+    type = "/problems/not-ready"
+    title = "Not ready"
+
+
+class Progress(BaseModel):
+    done: int
+    total: int
+
+
+class JobOut(BaseModel):
+    id: str
+    status: str  # queued, running, done, failed
+    progress: Progress
+    error: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    result: dict[str, Any] | None = None  # the JSON answer of POST /match, once done
+
+
+def _jobs(request: Request) -> JobRunner:
+    runner: JobRunner = request.app.state.jobs
+    if runner.error:
+        raise Unavailable(runner.error)
+    return runner
+
+
+JobsDep = Annotated[JobRunner, Depends(_jobs)]
+
+
+def _resolve(
+    body: MatchRequest, service: SearchService, reader: StoreReader, settings: Settings, max_sources: int
+) -> Resolved:
+    try:
+        return resolve(body, service, reader, settings, max_sources)
+    except InputError as exc:
+        raise InvalidParameter(exc.detail, exc.param) from exc
+
+
+def _format(request: Request) -> str:
+    accept = request.headers.get("accept", "")
+    return next((media for media in (TSV, FHIR_JSON) if media in accept), "application/json")
+
+
+def render(run: MatchRun, media: str) -> Response:
+    if media == TSV:
+        return Response(write_sssom(run), media_type=f"{TSV}; charset=utf-8")
+    if media == FHIR_JSON:
+        return JSONResponse(build_conceptmap(run), media_type=FHIR_JSON)
+    return JSONResponse(run.to_json())
+
+
+@router.post("/match", responses={**FORMATS, **PROBLEM_RESPONSES})
+def match(body: MatchRequest, request: Request, service: ServiceDep, reader: ReaderDep, settings: SettingsDep) -> Response:
+    """Top ``k`` target concepts per source, at most ``match.max_sync_sources`` sources."""
+    resolved = _resolve(body, service, reader, settings, settings.match.max_sync_sources)
+    info = RunInfo.of(str(uuid.uuid4()), body, resolved, service)
+    results = Matcher(service).match(resolved.sources, resolved.target, body.k, body.min_score, body.mode)
+    return render(MatchRun(info, results), _format(request))
+
+
+@router.post("/match/jobs", status_code=202, response_model=JobOut, responses=PROBLEM_RESPONSES)
+def submit_job(
+    body: MatchRequest, service: ServiceDep, reader: ReaderDep, settings: SettingsDep, jobs: JobsDep
+) -> JSONResponse:
+    """Accept a batch of up to ``match.max_job_sources`` sources; poll ``Location`` for progress."""
+    resolved = _resolve(body, service, reader, settings, settings.match.max_job_sources)
+    info = RunInfo.of(str(uuid.uuid4()), body, resolved, service)
+    jobs.store.create(info, body)
+    jobs.submit(info.run_id)
+    job = jobs.store.get(info.run_id)
+    assert job is not None
+    location = f"/match/jobs/{job.id}"
+    return JSONResponse(_job_out(job).model_dump(mode="json"), status_code=202, headers={"Location": location})
+
+
+@router.get("/match/jobs/{job_id}", response_model=JobOut, responses={**FORMATS, 409: PROBLEM_RESPONSES[404], **PROBLEM_RESPONSES})
+def get_job(job_id: str, request: Request, jobs: JobsDep) -> Response:
+    """Progress, then (status ``done``) the result: in JSON under ``result``, or the whole answer
+    as SSSOM or ConceptMap by ``Accept`` (409 until the job is done)."""
+    job = jobs.store.get(job_id)
+    if job is None:
+        raise NotFound(f"job_id: no match job {job_id!r}", "job_id")
+    media = _format(request)
+    if media != "application/json":
+        if job.status != DONE:
+            raise Conflict(
+                f"job_id: job {job_id} is {job.status} ({job.done} of {job.total} sources); "
+                f"its {'SSSOM' if media == TSV else 'ConceptMap'} is ready once it is done",
+                "job_id",
+            )
+        return render(jobs.store.run(job), media)
+    out = _job_out(job)
+    if job.status == DONE:
+        out.result = jobs.store.run(job).to_json()
+    return JSONResponse(out.model_dump(mode="json"))
+
+
+def _job_out(job: Job) -> JobOut:
+    return JobOut(
+        id=job.id,
+        status=job.status,
+        progress=Progress(done=job.done, total=job.total),
+        error=job.error,
+        created_at=job.created_at,
+        updated_at=job.updated_at,
+        finished_at=job.finished_at,
+    )

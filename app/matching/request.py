@@ -1,0 +1,163 @@
+"""What a batch-matching request asks for, and how it resolves against the served bundle.
+
+The source is either a list of ``{id, labels}`` or a loaded system (optionally the subtree under
+``source_ancestor``); the target is a loaded system (optionally the subtree under
+``target_ancestor``, the root included). Every check raises :class:`InputError` naming the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.search.service import SearchService
+from indexer.settings import Settings
+from indexer.store import StoreReader
+
+
+class MatchMode(StrEnum):
+    DENSE = "dense"  # score: cosine of the best label pair
+    LEXICAL = "lexical"  # BM25 candidates; score: token-sort similarity of the best label pair
+
+
+class SourceConcept(BaseModel):
+    id: str
+    labels: list[str]
+
+
+class MatchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    target_system: str
+    target_ancestor: str | None = Field(default=None, description="match only this concept and those below it")
+    concepts: list[SourceConcept] | None = Field(default=None, description="the sources, or give source_system")
+    source_system: str | None = None
+    source_ancestor: str | None = Field(default=None, description="with source_system: this concept and those below")
+    k: int = Field(default=5, description="candidates per source (1 to match.max_k)")
+    min_score: float = Field(default=0.0, description="candidates scoring below are left out (0 to 1)")
+    mode: MatchMode = MatchMode.DENSE
+    # How listed sources (``concepts``) are written as CURIEs and FHIR codes: PREFIX:id.
+    source_prefix: str = Field(default="local", pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+    source_uri: str = Field(default="urn:termsearch:local:", min_length=1)
+
+
+class InputError(ValueError):
+    """A request that cannot be matched; ``param`` names the field (``concepts.3.labels``)."""
+
+    def __init__(self, detail: str, param: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.param = param
+
+
+@dataclass(frozen=True)
+class Source:
+    id: str  # the listed id, or the concept's code
+    labels: tuple[str, ...]
+    concept: int | None = None  # catalog row when the source is a loaded concept (never its own match)
+
+
+@dataclass(frozen=True)
+class Target:
+    system: str
+    allowed: frozenset[int] | None  # catalog rows of the subtree; None: the whole system
+
+    def ranges(self, service: SearchService) -> list[tuple[int, int]]:
+        return [service.bundle.systems[self.system].label_range(include_inactive=False)]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    sources: list[Source]
+    target: Target
+    source_system: str | None
+
+
+def resolve(
+    request: MatchRequest, service: SearchService, reader: StoreReader, settings: Settings, max_sources: int
+) -> Resolved:
+    """Check ``request`` against the bundle and the limits; at most ``max_sources`` sources."""
+    limits = settings.match
+    if not 1 <= request.k <= limits.max_k:
+        raise InputError(f"k: must be between 1 and {limits.max_k} (got {request.k})", "k")
+    if not 0.0 <= request.min_score <= 1.0:
+        raise InputError(f"min_score: must be between 0 and 1 (got {request.min_score})", "min_score")
+    _system(service, request.target_system, "target_system")
+    target = Target(request.target_system, _subtree(service, reader, request.target_system, request.target_ancestor, "target_ancestor"))
+    if (request.concepts is None) == (request.source_system is None):
+        raise InputError("concepts: give either concepts or source_system", "concepts")
+    if request.concepts is not None:
+        sources = _listed(request.concepts, settings)
+    else:
+        sources = _system_sources(service, reader, request.source_system, request.source_ancestor)
+    param = "concepts" if request.concepts is not None else "source_system"
+    if len(sources) > max_sources:
+        hint = " (larger batches run as a job: POST /match/jobs)" if max_sources == limits.max_sync_sources else ""
+        raise InputError(f"{param}: {len(sources)} sources, more than {max_sources}{hint}", param)
+    return Resolved(sources, target, request.source_system)
+
+
+def _system(service: SearchService, key: str | None, param: str) -> None:
+    if key not in service.bundle.systems:
+        known = ", ".join(service.bundle.systems)
+        raise InputError(f"{param}: unknown code system {key!r}; loaded: {known}", param)
+
+
+def _subtree(
+    service: SearchService, reader: StoreReader, system: str, ancestor: str | None, param: str
+) -> frozenset[int] | None:
+    """Catalog rows of ``ancestor`` and every concept below it, or None for no ancestor."""
+    if ancestor is None:
+        return None
+    bundle = service.bundle
+    root = bundle.concept_index(system, ancestor)
+    version = reader.system(system)
+    if root is None or version is None:
+        raise InputError(f"{param}: {ancestor!r} is not a code of {system} {bundle.systems[system].version}", param)
+    below = (bundle.concept_index(system, code) for code in reader.descendants(version, ancestor))
+    return frozenset({root, *(row for row in below if row is not None)})
+
+
+def _listed(concepts: list[SourceConcept], settings: Settings) -> list[Source]:
+    if not concepts:
+        raise InputError("concepts: must not be empty", "concepts")
+    seen: set[str] = set()
+    sources = []
+    for number, concept in enumerate(concepts):
+        where = f"concepts.{number}"
+        if not concept.id.strip():
+            raise InputError(f"{where}.id: must not be empty", f"{where}.id")
+        if concept.id in seen:
+            raise InputError(f"{where}.id: duplicate id {concept.id!r}", f"{where}.id")
+        seen.add(concept.id)
+        if not concept.labels:
+            raise InputError(f"{where}.labels: must not be empty", f"{where}.labels")
+        if len(concept.labels) > settings.match.max_labels_per_source:
+            limit = settings.match.max_labels_per_source
+            raise InputError(f"{where}.labels: more than {limit} labels ({len(concept.labels)})", f"{where}.labels")
+        for index, label in enumerate(concept.labels):
+            if not label.strip():
+                raise InputError(f"{where}.labels.{index}: must not be empty", f"{where}.labels.{index}")
+            if len(label) > settings.search.max_query_length:
+                longest = settings.search.max_query_length
+                raise InputError(f"{where}.labels.{index}: longer than {longest} characters ({len(label)})", f"{where}.labels.{index}")
+        sources.append(Source(concept.id, tuple(concept.labels)))
+    return sources
+
+
+def _system_sources(service: SearchService, reader: StoreReader, system: str | None, ancestor: str | None) -> list[Source]:
+    """The active concepts of a loaded system (or of one subtree), in catalog order."""
+    _system(service, system, "source_system")
+    assert system is not None
+    bundle = service.bundle
+    subtree = _subtree(service, reader, system, ancestor, "source_ancestor")
+    served = bundle.systems[system]
+    start, stop = served.label_range(include_inactive=False)
+    rows = range(int(bundle.label_concept[start]), int(bundle.label_concept[stop - 1]) + 1) if stop > start else range(0)
+    return [
+        Source(bundle.concepts[row].code, tuple(bundle.label_text[i] for i in bundle.concept_labels(row)), row)
+        for row in rows
+        if subtree is None or row in subtree
+    ]

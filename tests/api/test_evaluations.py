@@ -1,0 +1,168 @@
+"""POST /evaluate, the built-in benchmarks and the stored runs, over the toy bundle.
+
+The metrics are checked against values computed by hand from fixed rankings (the search is
+replaced), with the toy hierarchy's graded gains:
+
+    T:0 Phenotypic abnormality
+    ├── T:1 Abnormality of the cardiovascular system ── T:2 Tachycardia, T:3 Bradycardia, T:7 Heart murmur
+    └── T:5 Abnormality of the ear ── T:4 Hearing impairment
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.search.service import Mode, Result
+from evaluation import benchmarks
+from evaluation.benchmarks import BenchmarkSpec
+
+RANKINGS = {
+    "fast heart rate": ["T:3", "T:2", "T:4", "T:1"],  # gold T:2 at rank 2
+    "hearing loss": ["T:4", "T:5"],  # gold T:4 at rank 1
+    "slow heart rate": [],  # gold T:3 not found
+}
+ITEMS = [
+    {"query": "fast heart rate", "gold": ["T:2"]},
+    {"query": "hearing loss", "gold": ["T:4"]},
+    {"query": "slow heart rate", "gold": ["T:3"]},
+]
+# Gains for T:2: T:2 3, T:1 2 (parent), T:0 1 (grandparent), T:3 and T:7 1 (siblings), T:5 1 (uncle).
+FAST = (1 + 3 / math.log2(3) + 2 / math.log2(5)) / (
+    3 + 2 / math.log2(3) + 1 / 2 + 1 / math.log2(5) + 1 / math.log2(6) + 1 / math.log2(7)
+)
+# Gains for T:4: T:4 3, T:5 2 (parent), T:0 1 (grandparent), T:1 1 (uncle).
+HEARING = (3 + 2 / math.log2(3)) / (3 + 2 / math.log2(3) + 1 / 2 + 1 / math.log2(5))
+
+
+@pytest.fixture
+def fixed(client: TestClient) -> list[tuple[str, list[str], Mode]]:
+    """Replace the served search with :data:`RANKINGS`; records each call."""
+    calls: list[tuple[str, list[str], Mode]] = []
+    bundle = client.app.state.service.bundle
+
+    def search(query: str, systems: list[str], k: int, mode: Mode, include_inactive: bool = False) -> list[Result]:
+        calls.append((query, systems, mode))
+        codes = RANKINGS[query][:k]
+        rows = [bundle.concepts[bundle.concept_index("toy", code)] for code in codes]
+        return [Result(rank, "toy", row.code, row.display, 1.0 / rank, row.display) for rank, row in enumerate(rows, 1)]
+
+    client.app.state.service.search = search
+    return calls
+
+
+def test_metrics_match_hand_computed_values(client: TestClient, fixed: list) -> None:
+    response = client.post("/evaluate", json={"system": "toy", "mode": "lexical", "items": ITEMS})
+    assert response.status_code == 200, response.text
+    run = response.json()
+    assert {call[1][0] for call in fixed} == {"toy"} and {call[2] for call in fixed} == {Mode.LEXICAL}
+    assert run["metrics"] == pytest.approx(
+        {"hits@1": 1 / 3, "hits@5": 2 / 3, "hits@10": 2 / 3, "mrr": (1 / 2 + 1) / 3, "ndcg@10": (FAST + HEARING) / 3}
+    )
+    assert [item["rank"] for item in run["items"]] == [2, 1, None]
+    assert [item["ndcg"] for item in run["items"]] == pytest.approx([FAST, HEARING, 0.0])
+    # Overlap: "heart" of {fast, heart, rate} is in "Racing heart"; "hearing" of {hearing, loss} in
+    # "Hearing impairment"; nothing of {slow, heart, rate} in "Bradycardia" (the label equal to
+    # the query itself is left out).
+    assert [item["overlap"] for item in run["items"]] == pytest.approx([1 / 3, 1 / 2, 0.0])
+    assert run["overlap"] == {
+        "0": {"count": 1, "hits": 0.0},
+        "(0,0.25]": {"count": 0, "hits": None},
+        "(0.25,0.5]": {"count": 2, "hits": 1.0},
+        "(0.5,0.75]": {"count": 0, "hits": None},
+        "(0.75,1]": {"count": 0, "hits": None},
+    }
+    assert (run["system"], run["mode"], run["k"], run["count"], run["benchmark"]) == ("toy", "lexical", 10, 3, None)
+    assert run["model_id"] == "fake-hash-32" and run["bundle_id"] == client.app.state.service.bundle.id
+
+
+def test_runs_are_stored_and_listed_newest_first(client: TestClient, fixed: list) -> None:
+    first = client.post("/evaluate", json={"system": "toy", "mode": "dense", "items": ITEMS}).json()
+    second = client.post("/evaluate", json={"system": "toy", "mode": "hybrid", "k": 5, "items": ITEMS[:2]}).json()
+    listed = client.get("/evaluations").json()
+    assert [run["id"] for run in listed] == [second["id"], first["id"]]
+    assert "items" not in listed[0]
+    assert {k: v for k, v in listed[1].items()} == {k: v for k, v in first.items() if k != "items"}
+    stored = client.get(f"/evaluations/{first['id']}").json()
+    assert stored == first  # the whole run round-trips through the store
+    assert second["metrics"]["hits@5"] == 1.0 and "hits@10" not in second["metrics"]
+
+
+def test_a_benchmark_runs_on_the_store_and_is_recorded(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = BenchmarkSpec("toy-lay", "toy", "toy layperson synonyms", "layperson")
+    monkeypatch.setitem(benchmarks.BENCHMARKS, spec.name, spec)
+    listed = {b["name"]: b for b in client.get("/benchmarks").json()}
+    assert listed["toy-lay"]["available"] is True and listed["hpo-lay"]["available"] is False
+    response = client.post("/benchmarks/toy-lay/run", params={"mode": "lexical"})
+    assert response.status_code == 200, response.text
+    run = response.json()
+    # every layperson synonym of the toy system, each asked for its own concept
+    assert [(i["query"], i["gold"][0]) for i in run["items"]] == [
+        ("Fast heart rate", "T:2"), ("Slow heart rate", "T:3"), ("Hearing loss", "T:4"), ("Whooshing heart sound", "T:7"),
+    ]
+    assert (run["benchmark"], run["mode"], run["count"]) == ("toy-lay", "lexical", 4)
+    assert client.get("/evaluations").json()[0]["benchmark"] == "toy-lay"
+
+
+def test_leaf_to_parent_searches_only_the_candidates(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = BenchmarkSpec("toy-l2p", "toy", "toy leaves → parents", None)
+    monkeypatch.setitem(benchmarks.BENCHMARKS, spec.name, spec)
+    run = client.post("/benchmarks/toy-l2p/run", params={"mode": "dense", "k": 3}).json()
+    non_leaves = {"T:0", "T:1", "T:5"}
+    assert {i["query"] for i in run["items"]} == {"Tachycardia", "Bradycardia", "Heart murmur", "Hearing impairment"}
+    assert all(set(i["results"]) <= non_leaves for i in run["items"])
+
+
+def _invalid(detail: str, param: str) -> dict:
+    return {"type": "/problems/invalid-parameter", "title": "Invalid parameter", "status": 422, "detail": detail, "param": param}
+
+
+def test_unknown_gold_codes_are_reported_back(client: TestClient) -> None:
+    items = [*ITEMS, {"query": "a", "gold": ["T:99", "T:2"]}, {"query": "b", "gold": ["I10"]}]
+    response = client.post("/evaluate", json={"system": "toy", "items": items})
+    assert response.status_code == 422
+    assert response.json() == {
+        **_invalid(
+            "items.3.gold: not codes of toy 2025-01-16: 'T:99'; 1 more item(s) name unknown codes (see unknown_gold)",
+            "items.3.gold",
+        ),
+        "unknown_gold": [{"item": 3, "codes": ["T:99"]}, {"item": 4, "codes": ["I10"]}],
+    }
+    assert client.get("/evaluations").json() == []  # nothing was run or stored
+
+
+@pytest.mark.parametrize(
+    ("body", "detail", "param"),
+    [
+        ({"system": "nope", "items": ITEMS}, "system: unknown code system 'nope'; loaded: toy, toyicd", "system"),
+        ({"system": "toy", "items": []}, "items: must not be empty", "items"),
+        ({"system": "toy", "items": [{"query": " ", "gold": ["T:2"]}]}, "items.0.query: must not be empty", "items.0.query"),
+        ({"system": "toy", "items": [{"query": "x", "gold": []}]}, "items.0.gold: must not be empty", "items.0.gold"),
+        ({"system": "toy", "k": 0, "items": ITEMS}, "k: must be between 1 and 100 (got 0)", "k"),
+        ({"system": "toy", "mode": "fuzzy", "items": ITEMS}, "mode: Input should be 'dense', 'lexical' or 'hybrid'", "mode"),
+        ({"system": "toy"}, "items: Field required", "items"),
+    ],
+)
+def test_bad_evaluate_requests(client: TestClient, body: dict, detail: str, param: str) -> None:
+    response = client.post("/evaluate", json=body)
+    assert response.status_code == 422
+    assert response.json() == _invalid(detail, param)
+
+
+def test_unknown_benchmarks_runs_and_systems(client: TestClient) -> None:
+    not_found = client.post("/benchmarks/nope/run")
+    assert not_found.status_code == 404
+    assert not_found.json() == {
+        "type": "/problems/not-found",
+        "title": "Not found",
+        "status": 404,
+        "detail": "name: unknown benchmark 'nope'; built in: hpo-lay, hpo-synonyms, hpo-leaf-to-parent, icd10cm-inclusion",
+        "param": "name",
+    }
+    unloaded = client.post("/benchmarks/hpo-lay/run")
+    assert unloaded.status_code == 422
+    assert unloaded.json() == _invalid("name: benchmark 'hpo-lay' runs on hpo, which is not loaded; loaded: toy, toyicd", "name")
+    missing = client.get("/evaluations/42")
+    assert missing.status_code == 404 and missing.json()["detail"] == "run_id: no evaluation run 42"
