@@ -1,5 +1,6 @@
-# Fresh machine: `make serve` (install, load HPO + ICD-10-CM, export the model, build, serve)
-# and `make test`. Everything installs into .venv; torch comes from the local CPU wheel.
+# Fresh machine: `make serve` (install, load HPO + ICD-10-CM, build with the shipped model, serve)
+# and `make test`. Everything installs into .venv; torch comes from the local CPU wheel;
+# Debian's chromium (for the browser tests) comes from apt when /usr/bin/chromium is missing.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -17,15 +18,20 @@ $(VENV)/.installed: $(PY) pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+CHROMIUM := /usr/bin/chromium
+
+$(CHROMIUM):
+	apt-get update -qq && apt-get install -y --no-install-recommends chromium
+
 install: $(VENV)/.installed
 
 build: install
 	$(PY) -m indexer setup
 
 serve: build
-	$(PY) -m uvicorn app.main:app --host $(HOST) --port $(PORT)
+	$(PY) -m app --host $(HOST) --port $(PORT)  # uvicorn with the api limits (docs/OPERATIONS.md)
 
-test: install
+test: install $(CHROMIUM)
 	$(PY) -m pytest
 
 clean:

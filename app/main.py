@@ -8,8 +8,10 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.api import errors
-from app.api.routes import concepts, health, search
+from app import ops
+from app.api import errors, fhir_errors
+from app.api.routes import concepts, evaluations, fhir, health, match, search, web
+from app.matching.jobs import JobRunner, JobStore
 from app.search.loader import open_search_service
 from indexer.bundle import BundleError
 from indexer.encoders import Encoder, EncoderError
@@ -32,9 +34,13 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
             app.state.service = open_search_service(settings, encoder)
             log.info("serving bundle %s", app.state.service.bundle.id)
         except (BundleError, EncoderError) as exc:
-            app.state.bundle_error = str(exc)
+            app.state.bundle_error = ops.public_message(str(exc), settings)
             log.error("no bundle served: %s", exc)
-        yield
+        app.state.jobs = JobRunner(JobStore(engine), lambda: app.state.service, app.state.reader, settings)
+        app.state.jobs.start()  # resumes the match jobs a previous process left unfinished
+        async with ops.watch_bundle(app, settings, encoder):
+            yield
+        app.state.jobs.stop()
         engine.dispose()
 
     app = FastAPI(
@@ -45,7 +51,9 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
     )
     app.state.settings = settings
     errors.install(app)
-    for module in (search, concepts, health):
+    ops.install(app, settings)
+    fhir_errors.install(app)  # after ops: its middleware rewrites their problem JSON under /fhir too
+    for module in (search, concepts, match, evaluations, health, fhir, web):
         app.include_router(module.router)
     return app
 

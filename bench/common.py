@@ -8,10 +8,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 import httpx
 import numpy as np
@@ -45,13 +46,23 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+UVICORN = ("uvicorn", "app.main:app", "--log-level", "warning")
+
+
 @contextmanager
-def uvicorn_server(env: dict[str, str] | None = None, timeout_s: float = 120) -> Iterator[tuple[str, int]]:
-    """Serve ``app.main:app`` on a free loopback port; yields (base URL, server pid)."""
+def uvicorn_server(
+    env: dict[str, str] | None = None,
+    timeout_s: float = 120,
+    command: Sequence[str] = UVICORN,
+    stderr: IO[bytes] | None = None,
+) -> Iterator[tuple[str, int]]:
+    """Serve ``python -m {command}`` (default: uvicorn over ``app.main:app``; ``("app",)`` is the
+    production launcher) on a free loopback port; yields (base URL, server pid)."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        [sys.executable, "-m", *command, "--host", "127.0.0.1", "--port", str(port)],
         env={**os.environ, **(env or {})},
+        stderr=stderr,
     )
     base = f"http://127.0.0.1:{port}"
     try:

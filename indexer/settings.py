@@ -19,8 +19,8 @@ class StoreSettings(BaseModel):
 
 
 class EncoderSettings(BaseModel):
-    # A model directory (model.onnx, tokenizer.json, model_manifest.json). Empty means the
-    # default model, exported once into ``{data_dir}/models``.
+    # A model directory (model.onnx, tokenizer.json, model_manifest.json) that `indexer build`
+    # embeds with. Empty means the shipped model, models/termsearch-biolord-minilm.
     model_dir: str = ""
     threads: int = Field(default=0, ge=0, description="ONNX Runtime intra-op threads; 0 = all cores")
     batch_size: int = Field(default=64, ge=1)
@@ -86,6 +86,65 @@ class SearchSettings(BaseModel):
     dense_slots: int = Field(default=1, ge=1)
 
 
+class FhirSettings(BaseModel):
+    """Limits of the FHIR terminology operations under ``/fhir``."""
+
+    # Largest ``count`` of one $expand page; an expansion without ``count`` that would list more
+    # codes than this is refused as too costly (page it with ``count`` and ``offset``).
+    max_count: int = Field(default=1000, ge=1)
+    # A filtered $expand is the ranked top ``filter_depth`` concepts (its ``total``); pages are
+    # slices of that one ranking, so they concatenate to it.
+    filter_depth: int = Field(default=100, ge=1)
+    # Vocabulary words a partly typed last word is completed to on the lexical side.
+    prefix_completions: int = Field(default=8, ge=0)
+    # Semantic (dense) candidates per $translate, besides the stored mappings.
+    translate_candidates: int = Field(default=5, ge=0)
+
+
+class MatchSettings(BaseModel):
+    """Limits of batch matching (``/match``, ``/match/jobs``) and of ``/evaluate``."""
+
+    max_sync_sources: int = Field(default=1000, ge=1, description="larger batches must run as a job")
+    max_job_sources: int = Field(default=200_000, ge=1)
+    max_labels_per_source: int = Field(default=50, ge=1)
+    max_k: int = Field(default=20, ge=1)
+    # Sources matched per job step; progress (and the step's results) is saved after each.
+    job_chunk: int = Field(default=128, ge=1)
+    max_eval_items: int = Field(default=5000, ge=1)
+
+
+class ApiSettings(BaseModel):
+    """How the HTTP API protects itself (docs/OPERATIONS.md). Defaults: auth and rate limiting off."""
+
+    max_body_bytes: int = Field(default=1 << 20, ge=1024, description="larger request bodies get 413")
+    request_timeout_s: float = Field(default=30.0, gt=0, description="then 503 /problems/timeout")
+    auth_enabled: bool = False
+    # Comma-separated; a request presents one as ``X-API-Key`` or ``Authorization: Bearer``.
+    api_keys: SecretStr = SecretStr("")
+    # Paths answered without a key (exact match): probes and the API docs.
+    public_paths: list[str] = ["/health", "/ready", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/redoc"]
+    # Token bucket per client (its API key, else its address): refill per second, bucket size.
+    rate_limit_per_s: float = Field(default=0.0, ge=0, description="0 = no rate limiting")
+    rate_limit_burst: int = Field(default=100, ge=1)
+    # uvicorn (python -m app): connections served at once (then 503), seconds to drain on shutdown.
+    limit_concurrency: int = Field(default=200, ge=1)
+    graceful_shutdown_s: int = Field(default=30, ge=0)
+    # How often the app looks at ``bundles/current`` for a new bundle; 0 = only at start-up.
+    bundle_check_s: float = Field(default=5.0, ge=0)
+
+    @model_validator(mode="after")
+    def _keys_when_enabled(self) -> ApiSettings:
+        if self.auth_enabled and not self.keys:
+            raise ValueError("api.auth_enabled needs TERMSEARCH_API__API_KEYS")
+        if any(len(key) < 16 for key in self.keys):
+            raise ValueError("every API key needs at least 16 characters")
+        return self
+
+    @property
+    def keys(self) -> list[str]:
+        return [key.strip() for key in self.api_keys.get_secret_value().split(",") if key.strip()]
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="TERMSEARCH_", env_nested_delimiter="__", env_file=".env", extra="ignore"
@@ -98,6 +157,9 @@ class Settings(BaseSettings):
     lexical: LexicalSettings = LexicalSettings()
     elasticsearch: ElasticsearchSettings = ElasticsearchSettings()
     search: SearchSettings = SearchSettings()
+    fhir: FhirSettings = FhirSettings()
+    match: MatchSettings = MatchSettings()
+    api: ApiSettings = ApiSettings()
 
     @model_validator(mode="after")
     def _fill_defaults(self) -> Settings:

@@ -7,7 +7,7 @@ the RRF sum ``Σ 1/(rrf_k + rank)`` over the two concept rankings (hybrid).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 import threading
 from dataclasses import dataclass
 from enum import StrEnum
@@ -72,28 +72,57 @@ class SearchService:
         else:
             depth = max(k, self.settings.fusion_depth)
             hits = rrf([self.dense(query, ranges, depth), self.lexical(query, ranges, depth)], self.settings.rrf_k)[:k]
-        return [self._result(rank, hit) for rank, hit in enumerate(hits, start=1)]
+        return [self.result(rank, hit) for rank, hit in enumerate(hits, start=1)]
 
-    def dense(self, query: str, ranges: list[tuple[int, int]], k: int) -> list[Hit]:
+    # ``allowed``, where given, keeps only those catalog rows (e.g. a subtree); label hits of other
+    # concepts are skipped and more labels are fetched until ``k`` concepts are found.
+    def dense(
+        self, query: str | np.ndarray, ranges: list[tuple[int, int]], k: int, allowed: Container[int] | None = None
+    ) -> list[Hit]:
+        """``query``: the text, or its vector from :meth:`encode`."""
         with self._dense_slots:
-            vector = self.encoder.encode([query])[0]
-            return self.dense_by_vector(vector, ranges, k)
+            vector = self.encoder.encode([query])[0] if isinstance(query, str) else query
+            return self.dense_by_vector(vector, ranges, k, allowed)
 
-    def dense_by_vector(self, vector: np.ndarray, ranges: list[tuple[int, int]], k: int) -> list[Hit]:
-        return self._top_concepts(lambda n, r: zip(*self.bundle.vectors.search(vector, n, r), strict=True), ranges, k)
+    def encode(self, query: str) -> np.ndarray:
+        with self._dense_slots:
+            return self.encoder.encode([query])[0]
 
-    def lexical(self, query: str, ranges: list[tuple[int, int]], k: int) -> list[Hit]:
-        return self._top_concepts(lambda n, r: ((s, i) for i, s in self.bundle.lexical.search(query, n, r)), ranges, k)
+    def dense_many(
+        self, queries: Sequence[str], ranges: list[tuple[int, int]], k: int, allowed: Container[int] | None = None
+    ) -> list[list[Hit]]:
+        """:meth:`dense` for several queries, encoded in one batch."""
+        with self._dense_slots:
+            vectors = self.encoder.encode(list(queries))
+            return [self.dense_by_vector(vector, ranges, k, allowed) for vector in vectors]
 
-    def _top_concepts(self, search: LabelSearch, ranges: list[tuple[int, int]], k: int) -> list[Hit]:
+    def dense_by_vector(
+        self, vector: np.ndarray, ranges: list[tuple[int, int]], k: int, allowed: Container[int] | None = None
+    ) -> list[Hit]:
+        return self._top_concepts(
+            lambda n, r: zip(*self.bundle.vectors.search(vector, n, r), strict=True), ranges, k, allowed
+        )
+
+    def lexical(
+        self, query: str, ranges: list[tuple[int, int]], k: int, allowed: Container[int] | None = None
+    ) -> list[Hit]:
+        return self._top_concepts(
+            lambda n, r: ((s, i) for i, s in self.bundle.lexical.search(query, n, r)), ranges, k, allowed
+        )
+
+    def _top_concepts(
+        self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, allowed: Container[int] | None
+    ) -> list[Hit]:
         best: dict[int, Hit] = {}
         for id_range in ranges:
-            for concept, hit in self._concepts_in_range(search, id_range, k).items():
+            for concept, hit in self._concepts_in_range(search, id_range, k, allowed).items():
                 if concept not in best or hit.score > best[concept].score:
                     best[concept] = hit
         return sorted(best.values(), key=lambda h: (-h.score, h.concept))[:k]
 
-    def _concepts_in_range(self, search: LabelSearch, id_range: tuple[int, int], k: int) -> dict[int, Hit]:
+    def _concepts_in_range(
+        self, search: LabelSearch, id_range: tuple[int, int], k: int, allowed: Container[int] | None
+    ) -> dict[int, Hit]:
         """Group label hits into concepts, asking for more labels until ``k`` concepts are found."""
         size = id_range[1] - id_range[0]
         wanted = min(size, k * self.settings.label_oversample)
@@ -104,23 +133,25 @@ class SearchService:
             for score, label in search(wanted, id_range):
                 hits += 1
                 concept = int(self.bundle.label_concept[label])
-                found.setdefault(concept, Hit(concept, float(score), int(label)))
+                if allowed is None or concept in allowed:
+                    found.setdefault(concept, Hit(concept, float(score), int(label)))
             if len(found) >= k or hits < wanted or wanted >= size:
                 break
             wanted = min(size, wanted * 4)
         return found
 
-    def _result(self, rank: int, hit: Hit) -> Result:
+    def result(self, rank: int, hit: Hit) -> Result:
         concept = self.bundle.concepts[hit.concept]
         return Result(rank, concept.system, concept.code, concept.display, hit.score, self.bundle.label_text[hit.label])
 
 
-def rrf(rankings: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
-    """Reciprocal rank fusion; a concept keeps the matched label of the first ranking that has it."""
+def rrf(rankings: Sequence[Sequence[Hit]], k: int, weights: Sequence[float] | None = None) -> list[Hit]:
+    """Reciprocal rank fusion, ``Σ weight/(k + rank)`` (weights 1 unless given); a concept keeps
+    the matched label of the first ranking that has it."""
     scores: dict[int, float] = {}
     label: dict[int, int] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, hit in enumerate(ranking, start=1):
-            scores[hit.concept] = scores.get(hit.concept, 0.0) + 1.0 / (k + rank)
+            scores[hit.concept] = scores.get(hit.concept, 0.0) + weight / (k + rank)
             label.setdefault(hit.concept, hit.label)
     return [Hit(c, s, label[c]) for c, s in sorted(scores.items(), key=lambda item: (-item[1], item[0]))]

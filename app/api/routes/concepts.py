@@ -1,14 +1,18 @@
-"""``GET /concepts/{system}/{code}``: one concept from the store."""
+"""``GET /concepts/{system}/{code}``: one concept from the store; ``.../similar``: concept → concept."""
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from app.api.deps import ReaderDep
-from app.api.errors import PROBLEM_RESPONSES, NotFound
+from app.api.deps import ReaderDep, ServiceDep, SettingsDep
+from app.api.errors import PROBLEM_RESPONSES, InvalidParameter, NotFound
+from app.api.routes.search import parse_systems
+from app.search.service import Mode, Result, SearchService
+from app.search.similar import similar_concepts
 
 router = APIRouter(tags=["concepts"])
 
@@ -73,4 +77,55 @@ def get_concept(system: str, code: str, reader: ReaderDep) -> ConceptOut:
         associations=concept.associations,
         xrefs=concept.xrefs,
         properties=concept.properties,
+    )
+
+
+class SimilarResponse(BaseModel):
+    system: str
+    code: str
+    mode: Mode
+    target_systems: list[str]
+    results: list[Result]
+    took_ms: float
+
+
+def catalog_concept(service: SearchService, system: str, code: str) -> int:
+    """The bundle's catalog row of a concept, or 404 naming the unknown system or code."""
+    served = service.bundle.systems.get(system)
+    if served is None:
+        raise NotFound(f"system: unknown code system {system!r}; loaded: {', '.join(service.bundle.systems)}", "system")
+    index = service.bundle.concept_index(system, code)
+    if index is None:
+        raise NotFound(f"code: {code!r} is not a code of {system} {served.version}", "code")
+    return index
+
+
+@router.get("/concepts/{system}/{code}/similar", response_model=SimilarResponse, responses=PROBLEM_RESPONSES)
+def similar(
+    system: str,
+    code: str,
+    service: ServiceDep,
+    settings: SettingsDep,
+    k: Annotated[int, Query(description="Number of concepts (1 to 100 by default)")] = 10,
+    target_system: Annotated[
+        str | None, Query(description="Code system key(s) to search, comma-separated; the concept's own when absent")
+    ] = None,
+    mode: Mode = Mode.HYBRID,
+    include_inactive: bool = False,
+) -> SimilarResponse:
+    """Concepts similar to this one, searched with all its labels (combined by max score) and
+    never the concept itself; ``target_system`` searches other systems (HPO → ICD-10-CM)."""
+    started = time.perf_counter()
+    concept = catalog_concept(service, system, code)
+    if not 1 <= k <= settings.search.max_k:
+        raise InvalidParameter(f"k: must be between 1 and {settings.search.max_k} (got {k})", "k")
+    targets = parse_systems(service, target_system, "target_system") or [system]
+    results = similar_concepts(service, concept, targets, k, mode, include_inactive)
+    return SimilarResponse(
+        system=system,
+        code=code,
+        mode=mode,
+        target_systems=targets,
+        results=results,
+        took_ms=round((time.perf_counter() - started) * 1000, 3),
     )

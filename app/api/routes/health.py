@@ -32,6 +32,8 @@ def ready(request: Request) -> JSONResponse:
     if service is not None:
         checks["lexical"] = backend_status(service.bundle.lexical)
         checks["vector"] = backend_status(service.bundle.vectors)
+    if state.reload_error:  # a newer bundle was refused (app/ops/bundle_watch.py)
+        checks["reload"] = {"up": False, "fallback": f"serving bundle {service.bundle.id}", "error": state.reload_error}
     try:
         with state.reader.engine.connect() as conn:
             conn.execute(text("SELECT 1"))

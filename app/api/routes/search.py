@@ -22,13 +22,13 @@ class SearchResponse(BaseModel):
     took_ms: float
 
 
-def parse_systems(service: SearchService, system: str | None) -> list[str]:
-    """Comma-separated system keys, each one loaded in the bundle."""
+def parse_systems(service: SearchService, system: str | None, param: str = "system") -> list[str]:
+    """Comma-separated system keys, each one loaded in the bundle (else 422 naming ``param``)."""
     keys = [key.strip() for key in (system or "").split(",") if key.strip()]
     unknown = [key for key in keys if key not in service.bundle.systems]
     if unknown:
         known = ", ".join(service.bundle.systems)
-        raise InvalidParameter(f"system: unknown code system {unknown[0]!r}; loaded: {known}", "system")
+        raise InvalidParameter(f"{param}: unknown code system {unknown[0]!r}; loaded: {known}", param)
     return keys
 
 

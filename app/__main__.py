@@ -1,0 +1,36 @@
+"""``python -m app [uvicorn options]``: uvicorn serving ``app.main:app`` with the settings' limits.
+
+From ``TERMSEARCH_API__*``: ``--limit-concurrency`` (then 503) and ``--timeout-graceful-shutdown``
+(in-flight requests drain for that long on SIGTERM); JSON logs (``docker/logging.json``) with the
+app's own access log line instead of uvicorn's. Options given on the command line win.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from indexer.settings import get_settings
+
+LOG_CONFIG = Path(__file__).resolve().parents[1] / "docker" / "logging.json"
+
+
+def uvicorn_args(argv: list[str], app: str = "app.main:app") -> list[str]:
+    api = get_settings().api
+    defaults = [
+        "--limit-concurrency", str(api.limit_concurrency),
+        "--timeout-graceful-shutdown", str(api.graceful_shutdown_s),
+        "--no-access-log",
+        "--log-config", str(LOG_CONFIG),
+    ]  # fmt: skip
+    return [app, *defaults, *argv]  # click keeps the last value of a repeated option
+
+
+def main() -> None:
+    uvicorn.main.main(uvicorn_args(sys.argv[1:]), prog_name="python -m app")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""What the FHIR operations work on: the served bundle (search, catalog), the concept store,
+the settings, and what is derived from them once per bundle (code systems by URI, subtrees)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+import numpy as np
+
+from app.fhir.outcome import NotFound, UnknownCode
+from app.search.autocomplete import Autocomplete
+from app.search.service import SearchService
+from indexer.bundle import Bundle, CatalogConcept, SystemRange
+from indexer.settings import Settings
+from indexer.store import StoreReader
+from indexer.store.reader import ConceptDetail, SystemVersion
+
+
+@dataclass(frozen=True)
+class Subtree:
+    """A concept and everything below it by is-a, as catalog rows."""
+
+    rows: frozenset[int]
+    ordered: tuple[int, ...]  # catalog order
+    label_span: tuple[int, int]  # the smallest label-id range holding all their labels
+
+    def ranges(self, system_range: tuple[int, int]) -> list[tuple[int, int]]:
+        """``system_range`` narrowed to the subtree's labels (searches scan less)."""
+        start, stop = max(system_range[0], self.label_span[0]), min(system_range[1], self.label_span[1])
+        return [(start, stop)] if start < stop else []
+
+
+@dataclass
+class FhirContext:
+    service: SearchService
+    reader: StoreReader
+    settings: Settings
+
+    def __post_init__(self) -> None:
+        self.subtree = lru_cache(maxsize=256)(self._subtree)
+
+    @property
+    def bundle(self) -> Bundle:
+        return self.service.bundle
+
+    @cached_property
+    def autocomplete(self) -> Autocomplete:
+        return Autocomplete(self.service, self.settings.fhir.prefix_completions)
+
+    @cached_property
+    def _by_uri(self) -> dict[str, SystemRange]:
+        return {system.uri: system for system in self.bundle.systems.values()}
+
+    @cached_property
+    def _store_versions(self) -> dict[str, SystemVersion]:
+        return {version.key: version for version in self.reader.systems()}
+
+    def system(self, uri: str) -> SystemRange:
+        system = self._by_uri.get(uri)
+        if system is None:
+            raise NotFound(f"code system {uri!r} is not loaded; loaded: {', '.join(self._by_uri)}")
+        return system
+
+    def system_or_none(self, uri: str | None) -> SystemRange | None:
+        return self._by_uri.get(uri or "")
+
+    def rows(self, system: SystemRange, include_inactive: bool) -> range:
+        """The catalog rows of a system (active concepts first, so active-only is a prefix)."""
+        start, stop = system.label_range(include_inactive)
+        if start == stop:
+            return range(0)
+        first, last = self.bundle.label_concept[start], self.bundle.label_concept[stop - 1]
+        return range(int(first), int(last) + 1)
+
+    def row(self, system: SystemRange, code: str) -> int:
+        row = self.bundle.concept_index(system.key, code)
+        if row is None:
+            raise UnknownCode(f"code {code!r} is not in {system.uri} version {system.version}")
+        return row
+
+    def concept(self, row: int) -> CatalogConcept:
+        return self.bundle.concepts[row]
+
+    def detail(self, system: SystemRange, code: str) -> ConceptDetail | None:
+        """The concept from the store: designations, definitions, parents, children."""
+        version = self._store_versions.get(system.key)
+        return None if version is None else self.reader.concept(version, code)
+
+    def _subtree(self, system: SystemRange, code: str) -> Subtree:
+        """``code`` and its descendants by the store's is-a edges (``subtree``: the cached form)."""
+        root = self.row(system, code)
+        version = self._store_versions.get(system.key)
+        below = self.reader.descendants(version, code) if version is not None else set()
+        rows = {root} | {r for c in below if (r := self.bundle.concept_index(system.key, c)) is not None}
+        in_system = self.bundle.label_concept[system.start : system.stop]
+        labels = np.flatnonzero(np.isin(in_system, np.fromiter(rows, dtype=np.int64))) + system.start
+        return Subtree(frozenset(rows), tuple(sorted(rows)), (int(labels[0]), int(labels[-1]) + 1))

@@ -1,0 +1,44 @@
+"""Designations (a concept's labels) in FHIR form, and the display for a requested language."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from indexer.records import Concept, Designation, DesignationUse
+
+SNOMED = "http://snomed.info/sct"
+DESIGNATION_USAGE = "http://terminology.hl7.org/CodeSystem/designation-usage"
+USES = {
+    DesignationUse.PREFERRED: {"system": DESIGNATION_USAGE, "code": "display", "display": "Display"},
+    DesignationUse.FSN: {"system": SNOMED, "code": "900000000000003001", "display": "Fully specified name"},
+    DesignationUse.SYNONYM: {"system": SNOMED, "code": "900000000000013009", "display": "Synonym"},
+}
+
+
+def designation(d: Designation) -> dict[str, Any]:
+    return {"language": d.language, "use": USES.get(d.use, USES[DesignationUse.SYNONYM]), "value": d.text}
+
+
+def designations(concept: Concept) -> list[dict[str, Any]]:
+    """The concept's active labels; the display comes first."""
+    return [designation(d) for d in concept.designations if d.active]
+
+
+def _matches(tag: str, wanted: str) -> bool:
+    tag, wanted = tag.lower(), wanted.lower()
+    return tag == wanted or tag.startswith(f"{wanted}-")
+
+
+def display_in(concept: Concept, language: str | None) -> str:
+    """The display in ``language`` (preferred label first, then any label in it), else the default."""
+    if language is None:
+        return concept.display
+    in_language = [d for d in concept.designations if d.active and _matches(d.language, language)]
+    if not in_language:
+        return concept.display
+    return next((d for d in in_language if d.use == DesignationUse.PREFERRED), in_language[0]).text
+
+
+def displays(concept: Concept) -> set[str]:
+    """Every text that is a valid display of the concept (case-insensitive)."""
+    return {concept.display.casefold()} | {d.text.casefold() for d in concept.designations if d.active}

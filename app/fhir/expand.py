@@ -1,0 +1,117 @@
+"""``ValueSet/$expand``: an implicit value set's codes, or, with ``filter``, the concepts that the
+hybrid semantic search ranks best for the text (prefix-aware: "tachyc" finds Tachycardia).
+
+A filtered expansion is the ranked top ``fhir.filter_depth`` concepts (``total``); ``offset`` and
+``count`` page through that one ranking. An unfiltered one lists codes in catalog order. Each
+code carries its system and version; filtered ones also the label that matched and its score
+(extensions ``MATCHED_TERM`` and ``SCORE``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from app.fhir.context import FhirContext
+from app.fhir.designations import designations, display_in
+from app.fhir.outcome import InvalidRequest, TooCostly
+from app.fhir.params import OperationParams
+from app.fhir.valuesets import ValueSetRef, parse_value_set
+from app.search.service import Hit
+
+MATCHED_TERM = "urn:termsearch:fhir:matched-term"
+SCORE = "urn:termsearch:fhir:score"
+
+# Echoed in expansion.parameter when given, with their FHIR types.
+ECHOED = {
+    "url": "valueUri",
+    "filter": "valueString",
+    "count": "valueInteger",
+    "offset": "valueInteger",
+    "activeOnly": "valueBoolean",
+    "includeDesignations": "valueBoolean",
+    "displayLanguage": "valueCode",
+}
+
+
+def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
+    limits = context.settings.fhir
+    value_set = parse_value_set(context, params.required_text("url"))
+    text = (params.text("filter") or "").strip()
+    count, offset = params.integer("count"), params.integer("offset") or 0
+    active_only = bool(params.boolean("activeOnly"))
+    include_designations = bool(params.boolean("includeDesignations"))
+    language = params.language("displayLanguage")
+    if count is not None and count > limits.max_count:
+        raise TooCostly(f"count: at most {limits.max_count} codes per page (got {count})")
+    if len(text) > context.settings.search.max_query_length:
+        raise InvalidRequest(f"filter: longer than {context.settings.search.max_query_length} characters")
+
+    hits: Sequence[Hit] | None = None
+    if text:
+        allowed = None if value_set.subtree is None else value_set.subtree.rows
+        hits = context.autocomplete.rank(text, value_set.label_ranges(not active_only), limits.filter_depth, allowed)
+        rows: Sequence[int] = [hit.concept for hit in hits]
+    else:
+        rows = value_set.rows(context, active_only)
+    total = len(rows)
+    if count is None and total - offset > limits.max_count:
+        raise TooCostly(
+            f"{value_set.url} has {total} codes, more than {limits.max_count} at once; page it with count and offset"
+        )
+    stop = total if count is None else offset + count
+    page = [(row, hits[i] if hits else None) for i, row in enumerate(rows[offset:stop], start=offset)]
+    contains = [_entry(context, value_set, row, hit, include_designations, language) for row, hit in page]
+
+    used = {name: value for name in ECHOED if (value := _given(params, name)) is not None}
+    system = value_set.system
+    expansion: dict[str, Any] = {
+        "identifier": f"urn:uuid:{uuid.uuid4()}",
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "total": total,
+        "offset": offset,
+        "parameter": [{"name": name, ECHOED[name]: value} for name, value in used.items()]
+        + [{"name": "used-codesystem", "valueUri": f"{system.uri}|{system.version}"}],
+    }
+    if contains:
+        expansion["contains"] = contains
+    return {"resourceType": "ValueSet", "status": "active", "url": value_set.url, "expansion": expansion}
+
+
+def _given(params: OperationParams, name: str) -> Any:
+    """A parameter as used, in its FHIR type (already validated by ``expand``)."""
+    kind = ECHOED[name]
+    if kind == "valueInteger":
+        return params.integer(name)
+    if kind == "valueBoolean":
+        return params.boolean(name)
+    return params.text(name)
+
+
+def _entry(
+    context: FhirContext,
+    value_set: ValueSetRef,
+    row: int,
+    hit: Hit | None,
+    include_designations: bool,
+    language: str | None,
+) -> dict[str, Any]:
+    concept = context.concept(row)
+    entry: dict[str, Any] = {"system": value_set.system.uri, "version": value_set.system.version}
+    if hit is not None:
+        entry["extension"] = [
+            {"url": MATCHED_TERM, "valueString": context.bundle.label_text[hit.label]},
+            {"url": SCORE, "valueDecimal": round(hit.score, 6)},
+        ]
+    if not concept.active:
+        entry["inactive"] = True
+    entry |= {"code": concept.code, "display": concept.display}
+    if include_designations or language:
+        detail = context.detail(value_set.system, concept.code)
+        if detail is not None:
+            entry["display"] = display_in(detail.concept, language)
+            if include_designations:
+                entry["designation"] = designations(detail.concept)
+    return entry

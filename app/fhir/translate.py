@@ -1,0 +1,139 @@
+"""``ConceptMap/$translate``: stored mappings first, then semantic candidates.
+
+- Stored: the concept's xrefs (HPO carries ``UMLS:C…``, ``SNOMEDCT_US:…``; ``equivalent``) and
+  SNOMED CT historical associations (``same_as``/``replaced_by`` ``equivalent``,
+  ``possibly_equivalent_to`` ``inexact``, ``was_a`` ``wider``, others ``relatedto``).
+- Semantic: the concepts of the target whose labels the encoder puts nearest the source's
+  display, as ``relatedto`` (unreviewed), each with its cosine score (extension ``SCORE``).
+
+The target is ``targetsystem`` (a code system URI) or ``target`` (a value set URL, e.g. a
+subtree); without either, every loaded system but the source's gets semantic candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.fhir.context import FhirContext
+from app.fhir.expand import SCORE
+from app.fhir.outcome import InvalidRequest, NotFound
+from app.fhir.params import OperationParams
+from app.fhir.valuesets import ValueSetRef, parse_value_set
+from app.search.service import Hit
+from indexer.bundle import SystemRange
+
+XREF_SYSTEMS = {
+    "UMLS": "http://www.nlm.nih.gov/research/umls",
+    "SNOMEDCT_US": "http://snomed.info/sct",
+    "SNOMEDCT": "http://snomed.info/sct",
+    "SCTID": "http://snomed.info/sct",
+    "ICD10CM": "http://hl7.org/fhir/sid/icd-10-cm",
+}
+ASSOCIATION_EQUIVALENCE = {
+    "same_as": "equivalent",
+    "replaced_by": "equivalent",
+    "possibly_equivalent_to": "inexact",
+    "was_a": "wider",
+}
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where matches may land: one system (maybe narrowed to a value set), or any system."""
+
+    context: FhirContext
+    system: SystemRange | None
+    value_set: ValueSetRef | None
+
+    def accepts(self, uri: str, code: str) -> bool:
+        if self.system is None:
+            return True
+        if uri != self.system.uri:
+            return False
+        row = self.context.bundle.concept_index(self.system.key, code)
+        return self.value_set is None or (row is not None and row in self.value_set)
+
+
+def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
+    if params.text("url") or params.text("conceptMap"):
+        raise NotFound("no explicit ConceptMap is served: translate with system and code (and targetsystem)")
+    if params.boolean("reverse"):
+        raise InvalidRequest("reverse: not supported")
+    coding = params.coding("code", "system")
+    if coding is None or not coding.system:
+        raise InvalidRequest("code and system: required (or coding)")
+    source = context.system(coding.system)
+    row = context.row(source, coding.code)
+    target = _target(context, params)
+
+    matches: dict[tuple[str, str], dict[str, Any]] = {}
+    detail = context.detail(source, coding.code)
+    if detail is not None:
+        for uri, code, equivalence in _stored(context, source, detail.concept.xrefs, detail.concept.associations):
+            if target.accepts(uri, code):
+                matches.setdefault((uri, code), _match(context, uri, code, equivalence))
+    for system in [target.system] if target.system else [s for s in context.bundle.systems.values() if s != source]:
+        for hit in _semantic(context, system, target.value_set, context.concept(row).display, row):
+            code = context.concept(hit.concept).code
+            matches.setdefault((system.uri, code), _match(context, system.uri, code, "relatedto", hit.score))
+
+    out: list[dict[str, Any]] = [{"name": "result", "valueBoolean": bool(matches)}]
+    if not matches:
+        out.append({"name": "message", "valueString": f"no mapping or candidate for {source.uri}#{coding.code}"})
+    out += matches.values()
+    return {"resourceType": "Parameters", "parameter": out}
+
+
+def _target(context: FhirContext, params: OperationParams) -> _Target:
+    if (url := params.text("target")) is not None:
+        value_set = parse_value_set(context, url)
+        return _Target(context, value_set.system, value_set)
+    if (uri := params.text("targetsystem")) is not None:
+        return _Target(context, context.system(uri), None)
+    return _Target(context, None, None)
+
+
+def _stored(
+    context: FhirContext, source: SystemRange, xrefs: list[str], associations: dict[str, list[str]]
+) -> list[tuple[str, str, str]]:
+    """(system uri, code, equivalence) of the concept's xrefs and historical associations."""
+    found = []
+    for xref in xrefs:
+        prefix, _, local = xref.partition(":")
+        systems = context.bundle.systems.values()
+        loaded = next((s for s in systems if context.bundle.concept_index(s.key, xref) is not None), None)
+        if loaded is not None:  # an OBO-style id of a loaded system, e.g. HP:0001649
+            found.append((loaded.uri, xref, "equivalent"))
+        elif prefix.upper() in XREF_SYSTEMS and local:
+            found.append((XREF_SYSTEMS[prefix.upper()], local, "equivalent"))
+    for name, codes in associations.items():
+        found += [(source.uri, code, ASSOCIATION_EQUIVALENCE.get(name, "relatedto")) for code in codes]
+    return found
+
+
+def _semantic(
+    context: FhirContext, system: SystemRange, value_set: ValueSetRef | None, text: str, source_row: int
+) -> list[Hit]:
+    k = context.settings.fhir.translate_candidates
+    if k == 0:
+        return []
+    ranges = [system.label_range(False)] if value_set is None else value_set.label_ranges(False)
+    allowed = None if value_set is None or value_set.subtree is None else value_set.subtree.rows
+    hits = context.service.dense(text, ranges, k + 1, allowed)
+    return [hit for hit in hits if hit.concept != source_row][:k]
+
+
+def _match(context: FhirContext, uri: str, code: str, equivalence: str, score: float | None = None) -> dict[str, Any]:
+    concept: dict[str, Any] = {"system": uri, "code": code}
+    system = context.system_or_none(uri)
+    row = context.bundle.concept_index(system.key, code) if system is not None else None
+    if row is not None:
+        concept["display"] = context.concept(row).display
+    match: dict[str, Any] = {
+        "name": "match",
+        "part": [{"name": "equivalence", "valueCode": equivalence}, {"name": "concept", "valueCoding": concept}],
+    }
+    if score is not None:
+        match["extension"] = [{"url": SCORE, "valueDecimal": round(score, 6)}]
+    return match

@@ -1,0 +1,101 @@
+"""Who may call, and how often: API keys (constant-time comparison) and a token bucket per client."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.ops.errors import RATE_LIMITED, UNAUTHORIZED, error_response
+
+CLIENT_ID = "client_id"  # scope["state"] key: who the rate limiter counts the request against
+
+
+def presented_key(scope: Scope) -> str | None:
+    """The key in ``X-API-Key``, else in ``Authorization: Bearer``."""
+    headers = dict(scope["headers"])
+    if key := headers.get(b"x-api-key"):
+        return key.decode("latin-1")
+    scheme, _, token = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+class ApiKeyMiddleware:
+    """401 problem unless the request presents one of ``keys``; ``public_paths`` need none."""
+
+    def __init__(self, app: ASGIApp, keys: Iterable[str], public_paths: Iterable[str]) -> None:
+        self.app = app
+        self.keys = [key.encode() for key in keys]
+        self.public_paths = frozenset(public_paths)
+
+    def _match(self, presented: str) -> bytes | None:
+        """The matching key; every key is compared in full, whatever matches, so the time taken
+        says nothing about how close a guess was."""
+        candidate, found = presented.encode(), None
+        for key in self.keys:
+            if hmac.compare_digest(candidate, key):
+                found = key
+        return found
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.public_paths:
+            await self.app(scope, receive, send)
+            return
+        presented = presented_key(scope)
+        key = self._match(presented) if presented is not None else None
+        if key is None:
+            detail = "invalid API key" if presented else "an API key is required: send X-API-Key or Authorization: Bearer"
+            response = error_response(scope["path"], UNAUTHORIZED, detail, {"WWW-Authenticate": 'Bearer realm="termsearch"'})
+            await response(scope, receive, send)
+            return
+        # The rate limiter counts per key; a digest keeps the key itself out of the state.
+        scope.setdefault("state", {})[CLIENT_ID] = "key:" + hashlib.sha256(key).hexdigest()[:16]
+        await self.app(scope, receive, send)
+
+
+class TokenBuckets:
+    """``rate`` tokens per second up to ``burst`` per client; the least recently seen clients are
+    forgotten beyond ``max_clients`` (a forgotten client starts again with a full bucket)."""
+
+    def __init__(self, rate: float, burst: int, max_clients: int = 100_000, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate, self.burst, self.max_clients, self.clock = rate, burst, max_clients, clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # client -> (tokens, at)
+
+    def take(self, client: str) -> float:
+        """Take one token: 0 when there was one, else the seconds until there will be."""
+        now = self.clock()
+        tokens, at = self._buckets.pop(client, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - at) * self.rate)
+        wait = 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+        self._buckets[client] = (tokens - 1 if wait == 0 else tokens, now)
+        if len(self._buckets) > self.max_clients:
+            self._buckets.popitem(last=False)
+        return wait
+
+
+class RateLimitMiddleware:
+    """429 problem with ``Retry-After`` when a client's bucket is empty; ``exempt_paths`` (probes,
+    metrics) are never limited. A client is its API key when it presented one, else its address."""
+
+    def __init__(self, app: ASGIApp, buckets: TokenBuckets, exempt_paths: Iterable[str]) -> None:
+        self.app = app
+        self.buckets = buckets
+        self.exempt_paths = frozenset(exempt_paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.exempt_paths:
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("state", {}).get(CLIENT_ID) or "addr:" + (scope.get("client") or ("-",))[0]
+        wait = self.buckets.take(client)
+        if wait:
+            retry_after = str(max(1, math.ceil(wait)))
+            detail = f"rate limit of {self.buckets.rate:g} requests/s (burst {self.buckets.burst}) exceeded; retry after {retry_after} s"
+            await error_response(scope["path"], RATE_LIMITED, detail, {"Retry-After": retry_after})(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

@@ -1,0 +1,99 @@
+"""Costly requests: a request body limit (413) and a per-request time limit (503)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.ops.errors import PAYLOAD_TOO_LARGE, TIMEOUT, error_response
+
+log = logging.getLogger("termsearch")
+
+
+class BodyLimitMiddleware:
+    """Reads the request body (at most ``max_bytes``) before the app sees it; a larger one, by its
+    ``Content-Length`` or by what arrives, is answered 413 without reading the rest."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > self.max_bytes:
+            await self._too_large(scope, receive, send)
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_bytes:
+                await self._too_large(scope, receive, send)
+                return
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        detail = f"the request body is limited to {self.max_bytes} bytes"
+        response = error_response(scope["path"], PAYLOAD_TOO_LARGE, detail, {"Connection": "close"})
+        await response(scope, receive, send)
+
+
+class TimeoutMiddleware:
+    """503 problem when the app has not started answering within ``seconds``. The request's work
+    (a worker thread cannot be interrupted) finishes in the background and its answer is dropped."""
+
+    def __init__(self, app: ASGIApp, seconds: float) -> None:
+        self.app = app
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        responded = timed_out = False
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal responded
+            if timed_out:
+                return
+            responded = True
+            await send(message)
+
+        task = asyncio.ensure_future(self.app(scope, receive, guarded_send))
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.seconds)
+        except asyncio.CancelledError:  # the server is shutting down
+            task.cancel()
+            raise
+        if done or responded:
+            await task
+            return
+        timed_out = True
+        task.cancel()
+        task.add_done_callback(_log_failure)
+        detail = f"no answer within {self.seconds:g} s; try a smaller request or again later"
+        await error_response(scope["path"], TIMEOUT, detail, {"Retry-After": "1"})(scope, receive, send)
+
+
+def _log_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("a timed-out request failed afterwards", exc_info=task.exception())

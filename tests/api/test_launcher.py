@@ -1,0 +1,88 @@
+"""``python -m app``: uvicorn with the settings' limits; SIGTERM drains the requests in flight."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+
+from app.__main__ import uvicorn_args
+from bench.common import free_port
+
+# A stand-in app with a slow route, served by the launcher's uvicorn configuration.
+SLOW_APP = """
+import asyncio, os, pathlib
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+async def slow(request):
+    pathlib.Path(os.environ["STARTED_FILE"]).touch()  # the test sends SIGTERM only once we are in flight
+    await asyncio.sleep(1.5)
+    return PlainTextResponse("finished")
+
+app = Starlette(routes=[Route("/slow", slow), Route("/health", lambda r: PlainTextResponse("ok"))])
+"""
+
+
+def test_limits_come_from_the_settings_and_the_command_line_wins(monkeypatch) -> None:
+    monkeypatch.setenv("TERMSEARCH_API__LIMIT_CONCURRENCY", "7")
+    monkeypatch.setenv("TERMSEARCH_API__GRACEFUL_SHUTDOWN_S", "9")
+    from indexer.settings import get_settings
+
+    get_settings.cache_clear()
+    try:
+        args = uvicorn_args(["--port", "1234", "--limit-concurrency", "8"])
+    finally:
+        get_settings.cache_clear()
+    assert args[0] == "app.main:app"
+    assert args[args.index("--timeout-graceful-shutdown") + 1] == "9"
+    assert args[-4:] == ["--port", "1234", "--limit-concurrency", "8"]  # later values win in click
+    assert "--no-access-log" in args and "--log-config" in args
+
+
+def test_sigterm_drains_the_request_in_flight(tmp_path) -> None:
+    (tmp_path / "slow_app.py").write_text(SLOW_APP)
+    port = free_port()
+    launch = "import sys, uvicorn; from app.__main__ import uvicorn_args; uvicorn.main.main(uvicorn_args(sys.argv[1:], 'slow_app:app'))"
+    started = tmp_path / "started"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.getcwd()]),
+        "TERMSEARCH_API__GRACEFUL_SHUTDOWN_S": "10",
+        "STARTED_FILE": str(started),
+    }
+    server = subprocess.Popen([sys.executable, "-c", launch, "--host", "127.0.0.1", "--port", str(port)], env=env, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(lambda: _answers(f"{base}/health"), "the server to start")
+        answers: list[httpx.Response] = []
+        in_flight = threading.Thread(target=lambda: answers.append(httpx.get(f"{base}/slow", timeout=30)))
+        in_flight.start()
+        _wait_for(started.exists, "the slow request to reach the app")
+        server.send_signal(signal.SIGTERM)
+        in_flight.join(30)
+        assert [(r.status_code, r.text) for r in answers] == [(200, "finished")]
+        assert server.wait(30) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once drained
+    finally:
+        server.kill()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def _wait_for(condition, what: str, seconds: float = 60) -> None:  # noqa: ANN001
+    """Generous deadlines: CI machines share 2 cores with other work."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)

@@ -1,0 +1,95 @@
+"""ConceptMap/$translate (stored mappings and semantic candidates) and /fhir/metadata."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.fhir.expand import SCORE
+from app.fhir.translate import XREF_SYSTEMS
+from tests.fhir.conftest import outcome, out, resource
+from tests.toy import TOY, TOYICD, toy_concepts
+
+TRANSLATE = "/fhir/ConceptMap/$translate"
+TOY_CONCEPTS = {concept.code: concept for concept in toy_concepts()}
+
+
+def matches(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(equivalence, system, code) of each match, in order."""
+    found = []
+    for parts in out(body, "match"):
+        named = {p["name"]: p for p in parts}
+        concept = named["concept"]["valueCoding"]
+        found.append((named["equivalence"]["valueCode"], concept["system"], concept["code"]))
+    return found
+
+
+def test_stored_xrefs_come_first_then_semantic_candidates(client: TestClient) -> None:
+    body = resource(client.get(TRANSLATE, params={"system": TOY.uri, "code": "T:2"}), "Parameters")
+    assert out(body, "result") == [True]
+    found = matches(body)
+    prefix, _, code = TOY_CONCEPTS["T:2"].xrefs[0].partition(":")
+    assert found[0] == ("equivalent", XREF_SYSTEMS[prefix], code)
+    semantic = found[1:]
+    assert semantic and {(eq, system) for eq, system, _ in semantic} == {("relatedto", TOYICD.uri)}
+    scores = [m["extension"][0] for m in body["parameter"] if m["name"] == "match" and "extension" in m]
+    assert [s["url"] for s in scores] == [SCORE] * len(semantic)
+    assert [s["valueDecimal"] for s in scores] == sorted((s["valueDecimal"] for s in scores), reverse=True)
+
+
+def test_target_system_keeps_only_its_codes_and_never_the_source(client: TestClient) -> None:
+    params = {"system": TOY.uri, "code": "T:6", "targetsystem": TOY.uri}
+    found = matches(resource(client.get(TRANSLATE, params=params), "Parameters"))
+    assert found[0] == ("equivalent", TOY.uri, "T:2")  # T:6 replaced_by T:2
+    assert {system for _, system, _ in found} == {TOY.uri}
+    assert "T:6" not in [code for _, _, code in found]
+    assert len(found) == len({code for _, _, code in found})
+
+
+def test_target_subtree_value_set_restricts_candidates(client: TestClient) -> None:
+    params = {"system": TOYICD.uri, "code": "R00.0", "target": f"{TOY.uri}?fhir_vs=isa/T:5"}
+    found = matches(resource(client.get(TRANSLATE, params=params), "Parameters"))
+    assert {code for _, _, code in found} == {"T:5", "T:4"}
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "code", "tx_code", "text"),
+    [
+        ({"system": TOY.uri}, 400, "invalid", "invalid-data", "code and system: required (or coding)"),
+        ({"system": TOY.uri, "code": "T:99"}, 404, "code-invalid", "invalid-code",
+         f"code 'T:99' is not in {TOY.uri} version {TOY.version}"),
+        ({"system": TOY.uri, "code": "T:2", "reverse": "true"}, 400, "invalid", "invalid-data",
+         "reverse: not supported"),
+        ({"url": "http://example.org/cm", "system": TOY.uri, "code": "T:2"}, 404, "not-found", "not-found",
+         "no explicit ConceptMap is served: translate with system and code (and targetsystem)"),
+    ],
+)
+def test_translate_errors(client: TestClient, params: dict, status: int, code: str, tx_code: str, text: str) -> None:
+    outcome(client.get(TRANSLATE, params=params), status, code, tx_code, text)
+
+
+def test_capability_statement_lists_the_operations(client: TestClient) -> None:
+    body = resource(client.get("/fhir/metadata"), "CapabilityStatement")
+    operations = {(r["type"], o["name"]) for r in body["rest"][0]["resource"] for o in r["operation"]}
+    assert operations == {
+        ("CodeSystem", "lookup"), ("CodeSystem", "validate-code"), ("ValueSet", "expand"),
+        ("ValueSet", "validate-code"), ("ConceptMap", "translate"),
+    }
+    assert body["fhirVersion"] == "4.0.1" and body["implementation"]["url"] == "http://testserver/fhir"
+
+
+def test_terminology_capabilities_list_systems_and_expansion_parameters(client: TestClient) -> None:
+    body = resource(client.get("/fhir/metadata", params={"mode": "terminology"}), "TerminologyCapabilities")
+    assert [(cs["uri"], cs["version"][0]["code"]) for cs in body["codeSystem"]] == [
+        (TOY.uri, TOY.version), (TOYICD.uri, TOYICD.version)
+    ]
+    names = [p["name"] for p in body["expansion"]["parameter"]]
+    assert names == ["url", "filter", "count", "offset", "activeOnly", "includeDesignations", "displayLanguage"]
+    assert "semantic" in body["expansion"]["textFilter"].lower()
+
+
+def test_unknown_metadata_mode_is_an_operation_outcome(client: TestClient) -> None:
+    text = "mode: expected full, normative or terminology (got 'everything')"
+    outcome(client.get("/fhir/metadata", params={"mode": "everything"}), 400, "invalid", "invalid-data", text)
