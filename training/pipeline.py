@@ -1,4 +1,4 @@
-"""A whole recipe: data → contrastive → self-distillation → averaging → ONNX export.
+"""A whole recipe: data → contrastive → lay phase → self-distillation → averaging → ONNX export.
 
 Run directories live under ``{data_dir}/training/{recipe name}``; re-running a recipe resumes.
 """
@@ -30,11 +30,13 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
     graph = OntologyGraph.from_store(reader, recipe.systems)
     splits = held_out(list(graph.nodes), recipe.split.seed, recipe.split.dev, recipe.split.test)
     train_keys = splits[Split.TRAIN]
-    datasets = train.build_datasets(recipe, graph, train_keys)
+    datasets = train.build_datasets(recipe, recipe.contrastive, graph, train_keys)
+    lay_datasets = train.build_datasets(recipe, recipe.lay, graph, train_keys) if recipe.lay.enabled else {}
     data = {
         "systems": {key: reader.system(key).version for key in recipe.systems},
         "split": {split.value: len(keys) for split, keys in splits.items()},
         "examples": {name: len(ds) for name, ds in datasets.items()},
+        "lay_examples": {name: len(ds) for name, ds in lay_datasets.items()},
     }
     (run_dir / "data.json").write_text(json.dumps(data, indent=2))
     log.info("data: %s", data)
@@ -45,6 +47,10 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
         for seed in phase.seeds
     ]
     final = _soup(teachers, run_dir / "contrastive-soup")
+    if recipe.lay.enabled:
+        phase = recipe.lay
+        lay = [train.contrastive(final, lay_datasets, phase, recipe.max_seq_length, run_dir / f"lay-{seed}", seed) for seed in phase.seeds]
+        final = _soup(lay, run_dir / "lay-soup")
     if recipe.distill.enabled:
         seed = recipe.distill.seeds[0]
         distilled = set(sample(sorted(train_keys), recipe.distill.max_concepts, random.Random(seed)))

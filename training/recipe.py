@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, Field
+
+
+# The builders of ``training.data.builders`` a phase can draw on.
+DatasetName = Literal["definitions", "descriptions", "synonyms", "triplets", "lay"]
 
 
 class SplitConfig(BaseModel):
@@ -19,7 +24,7 @@ class DataConfig(BaseModel):
     descriptions_per_concept: int = 2
     synonyms_per_concept: int = 6
     # Cap per dataset (None = all): keeps a CPU recipe inside its time budget.
-    max_examples: dict[str, int | None] = Field(default_factory=dict)
+    max_examples: dict[DatasetName, int | None] = Field(default_factory=dict)
 
 
 class PhaseConfig(BaseModel):
@@ -33,8 +38,17 @@ class PhaseConfig(BaseModel):
 
 
 class ContrastiveConfig(PhaseConfig):
-    datasets: list[str] = Field(default_factory=lambda: ["definitions", "descriptions", "synonyms", "triplets"])
+    datasets: list[DatasetName] = Field(default_factory=lambda: ["definitions", "descriptions", "synonyms", "triplets"])
+    # Per-phase caps, over ``data.max_examples`` (e.g. a small replay of synonym pairs in the lay phase).
+    max_examples: dict[DatasetName, int | None] = Field(default_factory=dict)
     triplet_margin: float = 0.1
+
+
+class LayConfig(ContrastiveConfig):
+    """A second contrastive phase, from the contrastive model, mostly on layperson synonym pairs."""
+
+    enabled: bool = False
+    datasets: list[DatasetName] = Field(default_factory=lambda: ["lay", "synonyms"])
 
 
 class DistillConfig(PhaseConfig):
@@ -58,6 +72,7 @@ class Recipe(BaseModel):
     split: SplitConfig = SplitConfig()
     data: DataConfig = DataConfig()
     contrastive: ContrastiveConfig = ContrastiveConfig()
+    lay: LayConfig = LayConfig()
     distill: DistillConfig = DistillConfig()
     export: ExportConfig
 

@@ -29,19 +29,21 @@ log = logging.getLogger("training")
 FINAL = "final"
 
 
-def build_datasets(recipe: Recipe, graph: OntologyGraph, train: set[Key]) -> dict[str, Dataset]:
-    """The contrastive phase's datasets; column contracts are in ``training.data.builders``."""
-    rng = random.Random(recipe.contrastive.seeds[0])
+def build_datasets(recipe: Recipe, phase: ContrastiveConfig, graph: OntologyGraph, train: set[Key]) -> dict[str, Dataset]:
+    """One contrastive phase's datasets; column contracts are in ``training.data.builders``."""
+    rng = random.Random(phase.seeds[0])
     data = recipe.data
     makers = {
         "definitions": lambda: builders.definition_pairs(graph, train, data.definition_repeats, rng),
         "descriptions": lambda: builders.description_pairs(graph, train, data.descriptions_per_concept, rng),
         "synonyms": lambda: builders.synonym_pairs(graph, train, data.synonyms_per_concept, rng),
         "triplets": lambda: builders.triplets(graph, train, rng),
+        "lay": lambda: builders.lay_pairs(graph, train),
     }
     out = {}
-    for name in recipe.contrastive.datasets:
-        rows = builders.sample(makers[name](), data.max_examples.get(name), rng)
+    for name in phase.datasets:
+        limit = phase.max_examples[name] if name in phase.max_examples else data.max_examples.get(name)
+        rows = builders.sample(makers[name](), limit, rng)
         columns = ("anchor", "positive", "negative")[: len(rows[0])] if rows else ("anchor", "positive")
         out[name] = Dataset.from_dict({c: [row[i] for row in rows] for i, c in enumerate(columns)})
     return out

@@ -105,6 +105,36 @@ def test_synonym_pairs(graph: OntologyGraph) -> None:
     ]
 
 
+def test_lay_pairs_pull_lay_wording_towards_every_formal_label() -> None:
+    lay = {"type": "layperson"}
+    graph = OntologyGraph.from_concepts(
+        "x",
+        [
+            Concept(
+                "E",
+                "Hypertension",
+                designations=[
+                    Designation("Hypertension", "preferred"),
+                    Designation("Arterial hypertension", scope="EXACT"),
+                    Designation("High blood pressure", scope="RELATED", **lay),
+                    Designation("Raised blood pressure", scope="EXACT", **lay),
+                    Designation("Blood pressure problem", scope="BROAD", **lay),  # too loose to anchor
+                ],
+            ),
+            _concept("F", "Tachycardia", "Fast heart rate"),  # no lay-typed synonym: nothing
+        ],
+    )
+    assert builders.lay_pairs(graph, keys("E", "F")) == [
+        ("High blood pressure", "Hypertension"),
+        ("High blood pressure", "Arterial hypertension"),
+        ("High blood pressure", "Blood pressure problem"),
+        ("Raised blood pressure", "Hypertension"),
+        ("Raised blood pressure", "Arterial hypertension"),
+        ("Raised blood pressure", "Blood pressure problem"),
+    ]
+    assert builders.lay_pairs(graph, keys("F")) == []
+
+
 @pytest.mark.parametrize(
     ("relationship", "expected"),
     [("part_of", "is part of"), ("Finding site", "has finding site"), ("may_treat", "may treat"), ("has_part", "has part")],
@@ -135,6 +165,7 @@ def test_held_out_concepts_never_reach_training_text() -> None:
             builders.description_pairs(graph, train, 5, rng),
             builders.synonym_pairs(graph, train, 6, rng),
             builders.triplets(graph, train, rng),
+            builders.lay_pairs(graph, train),
         )
         for row in rows
         for text in row

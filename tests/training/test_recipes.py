@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from training import base_models
 from training.recipe import Recipe
@@ -14,8 +15,22 @@ def test_shipped_recipes_are_valid(path: Path) -> None:
     assert recipe.name == path.stem
     assert recipe.base_model in {base_models.MINILM, base_models.MPNET}
     assert set(recipe.data.max_examples) <= set(recipe.contrastive.datasets)
+    assert set(recipe.lay.max_examples) <= set(recipe.lay.datasets)
     assert recipe.contrastive.triplet_margin == 0.1
 
 
 def test_both_recipes_ship() -> None:
     assert [p.stem for p in RECIPES] == ["biolord-minilm", "biolord-mpnet"]
+
+
+def test_a_recipe_naming_an_unknown_dataset_is_refused() -> None:
+    with pytest.raises(ValidationError) as caught:
+        Recipe.model_validate({"name": "x", "export": {"model_id": "x"}, "lay": {"datasets": ["lay", "synonym"]}})
+    (error,) = caught.value.errors()
+    assert error["loc"] == ("lay", "datasets", 1) and error["input"] == "synonym"
+
+
+def test_the_cpu_recipe_ends_with_a_lay_phase_and_replays_synonyms() -> None:
+    recipe = Recipe.load(RECIPES[0])
+    assert recipe.lay.enabled and recipe.lay.datasets == ["lay", "synonyms"]
+    assert recipe.lay.max_examples == {"lay": None, "synonyms": 4000}

@@ -1,4 +1,4 @@
-"""A few-step run of the whole recipe (contrastive, distillation of two seeds, soup, export) on the toy store."""
+"""A few-step run of the whole recipe (contrastive, lay phase, distillation of two seeds, soup, export) on the toy store."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ RECIPE = {
     "split": {"seed": 13, "dev": 0.2, "test": 0.0},
     "data": {"definition_repeats": 2, "max_examples": {"triplets": 8}},
     "contrastive": {"epochs": 1, "batch_size": 4, "save_steps": 2, "seeds": [42]},
+    "lay": {"enabled": True, "max_examples": {"synonyms": 3}, "epochs": 1, "batch_size": 2, "seeds": [7]},
     "distill": {"enabled": True, "dims": 4, "epochs": 1, "batch_size": 4, "seeds": [1, 2]},
     "export": {"model_id": "smoke-model", "quantize": True},
 }
@@ -43,7 +44,8 @@ def test_recipe_runs_end_to_end_and_resumes(toy_reader: StoreReader, tmp_path: P
     data = json.loads((tmp_path / "run" / "data.json").read_text())
     assert set(data["examples"]) == {"definitions", "descriptions", "synonyms", "triplets"}
     assert data["examples"]["triplets"] <= 8
-    for phase in ("contrastive-42", "distill-1", "distill-2", "distill-soup"):
+    assert data["lay_examples"] == {"lay": 4, "synonyms": 3}  # lay × formal labels of the training concepts
+    for phase in ("contrastive-42", "lay-7", "distill-1", "distill-2", "distill-soup"):
         assert (tmp_path / "run" / phase / "final" / "modules.json").is_file()
     # The distillation head is dropped: the exported encoder keeps the base dimension.
     vectors = OnnxEncoder(model_dir).encode(["Tachycardia", "Fast heart rate"])

@@ -72,6 +72,17 @@ def synonym_pairs(graph: OntologyGraph, allowed: set[Key], per_concept: int, rng
     return pairs
 
 
+def lay_pairs(graph: OntologyGraph, allowed: set[Key]) -> list[Pair]:
+    """Columns ``(anchor, positive)`` = (a layperson synonym, each other label of its concept that
+    is not lay wording): what a patient says, pulled towards how clinicians name it."""
+    pairs: list[Pair] = []
+    for key in sorted(allowed):
+        node = graph.nodes[key]
+        formal = [label for label in node.labels if label not in node.lay]
+        pairs.extend((lay, label) for lay in node.lay for label in formal)
+    return pairs
+
+
 def triplets(graph: OntologyGraph, allowed: set[Key], rng: random.Random) -> list[Triplet]:
     """Columns ``(anchor, positive, negative)``, Triplet-BERT's Algorithm 1.
 

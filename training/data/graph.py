@@ -10,6 +10,9 @@ from indexer.records import IS_A, Concept
 from indexer.store import StoreReader
 
 Key = tuple[str, str]  # (system key, code)
+LAYPERSON = "layperson"  # HPO's synonym type for plain-language wording
+# HPO tags many lay wordings RELATED ("High blood pressure" for Hypertension): they still name the concept.
+LAY_SCOPES = frozenset({"EXACT", "RELATED"})
 
 
 @dataclass
@@ -18,6 +21,7 @@ class Node:
     name: str
     labels: list[str]  # name first, then distinct synonyms
     definitions: list[str]
+    lay: list[str] = field(default_factory=list)  # labels that are layperson synonyms (EXACT or RELATED)
     parents: list[Key] = field(default_factory=list)
     children: list[Key] = field(default_factory=list)
     relations: list[tuple[str, Key]] = field(default_factory=list)  # (readable phrase, target), not is-a
@@ -49,7 +53,8 @@ class OntologyGraph:
             if not concept.active:
                 continue
             key = (system, concept.code)
-            self.nodes[key] = Node(key, concept.display, concept.labels(), [d.text for d in concept.definitions])
+            lay = [d.text for d in concept.designations if d.active and d.type == LAYPERSON and d.scope in LAY_SCOPES]
+            self.nodes[key] = Node(key, concept.display, concept.labels(), [d.text for d in concept.definitions], lay)
             edges.extend((key, r.type, r.label, r.target) for r in concept.relationships)
         children: dict[Key, list[Key]] = defaultdict(list)
         for source, kind, label, code in edges:
