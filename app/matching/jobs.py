@@ -180,13 +180,14 @@ class JobRunner:
         resolved = resolve(job.request, self._current(job), self.reader, self.settings, self.settings.match.max_job_sources)
         self.store.set_status(job_id, RUNNING)
         seq, done, size = self.store.chunks(job_id), job.done, self.settings.match.job_chunk
+        matcher = Matcher(self._current(job))
         while done < len(resolved.sources):
             if self._stop.is_set():
                 return
             batch = resolved.sources[done : done + size]
-            results = Matcher(self._current(job)).match(
-                batch, resolved.target, job.request.k, job.request.min_score, job.request.mode
-            )
+            if (service := self._current(job)) is not matcher.service:  # a reloaded copy of the same bundle
+                matcher = Matcher(service)
+            results = matcher.match(batch, resolved.target, job.request.k, job.request.min_score, job.request.mode)
             self.store.save_chunk(job_id, seq, len(batch), results_to_json(results))
             seq, done = seq + 1, done + len(batch)
         self.store.set_status(job_id, DONE)

@@ -21,7 +21,7 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from app.matching.request import MatchMode, Source, Target
-from app.search.service import Hit, Mode, SearchService
+from app.search.service import Hit, Mode, Result, SearchService
 from app.search.similar import LabelMatch, best_per_concept, label_rankings
 from indexer.lexical.normalise import fold
 
@@ -30,14 +30,11 @@ LEXICAL_DEPTH = 4  # BM25 candidates per label, per wanted concept
 
 
 @dataclass(frozen=True)
-class Candidate:
-    rank: int
-    system: str
-    code: str
-    display: str
-    score: float
-    matched_term: str  # the target's label of the best pair
-    source_term: str  # the source's label of the best pair
+class Candidate(Result):
+    """A search result (``matched_term``: the target's label of the best pair) and the source's
+    label of that pair."""
+
+    source_term: str
 
 
 @dataclass(frozen=True)
@@ -48,8 +45,11 @@ class SourceMatches:
 
 
 class Matcher:
+    """Matches against one served bundle; keeps each target's label vectors between batches."""
+
     def __init__(self, service: SearchService) -> None:
         self.service = service
+        self._dense_targets: dict[Target, _DenseTarget] = {}
 
     def match(
         self, sources: Sequence[Source], target: Target, k: int, min_score: float, mode: MatchMode
@@ -58,7 +58,9 @@ class Matcher:
         if mode is MatchMode.LEXICAL:
             per_source = self._lexical(sources, target, k)
         elif getattr(self.service.bundle.vectors, "matrix", None) is not None:
-            per_source = _DenseTarget(self.service, target).match(sources, k)
+            if target not in self._dense_targets:
+                self._dense_targets[target] = _DenseTarget(self.service, target)
+            per_source = self._dense_targets[target].match(sources, k)
         else:
             rankings = self._by_label(sources, target, k + 1, Mode.DENSE)  # + 1: room for the source itself
             per_source = [best_per_concept(r, exclude=_own(s)) for s, r in zip(sources, rankings, strict=True)]
@@ -87,17 +89,11 @@ class Matcher:
         return merged
 
     def _answer(self, source: Source, matches: Sequence[LabelMatch], k: int, min_score: float) -> SourceMatches:
-        bundle = self.service.bundle
         kept = [m for m in matches if max(m.score, 0.0) >= min_score][:k]  # a negative cosine is no similarity
         candidates = [
             Candidate(
-                rank,
-                bundle.concepts[m.concept].system,
-                bundle.concepts[m.concept].code,
-                bundle.concepts[m.concept].display,
-                max(float(m.score), 0.0),
-                bundle.label_text[m.label],
-                source.labels[m.query],
+                **vars(self.service.result(rank, Hit(m.concept, max(float(m.score), 0.0), m.label))),
+                source_term=source.labels[m.query],
             )
             for rank, m in enumerate(kept, start=1)
         ]
