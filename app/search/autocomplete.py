@@ -11,45 +11,18 @@ vector is cached (LRU): one encoding per finished word, not per keystroke.
 
 from __future__ import annotations
 
-import heapq
 import re
-import threading
-from bisect import bisect_left
-from collections import Counter
-from collections.abc import Container, Iterable
+from collections.abc import Container
 from functools import lru_cache
 
 from app.search.service import Hit, SearchService, rrf
-from indexer.lexical.normalise import fold, stem, words
+from app.search.vocabulary import Vocabulary
+from indexer.lexical.normalise import fold, words
 
 MIN_PREFIX = 2  # shorter fragments are not completed
 PARTIAL_DENSE_WEIGHT = 0.5
 VECTOR_CACHE = 4096  # dense query vectors kept
 _LAST_WORD = re.compile(r"(\w+)$")
-
-
-class Vocabulary:
-    """The distinct folded words of a set of labels, with the number of labels holding each."""
-
-    def __init__(self, texts: Iterable[str]) -> None:
-        counts = Counter(word for text in texts for word in set(words(text)))
-        self._words = sorted(counts)
-        self._counts = [counts[word] for word in self._words]
-        self.completions = lru_cache(maxsize=50_000)(self._completions)
-
-    def __contains__(self, word: object) -> bool:
-        i = bisect_left(self._words, word)  # type: ignore[arg-type]
-        return i < len(self._words) and self._words[i] == word
-
-    def _completions(self, prefix: str, n: int) -> tuple[str, ...]:
-        """The ``n`` most frequent words starting with ``prefix``, one per stem."""
-        lo, hi = bisect_left(self._words, prefix), bisect_left(self._words, prefix + "\U0010ffff")
-        chosen: dict[str, str] = {}
-        for i in heapq.nlargest(n * 3, range(lo, hi), key=self._counts.__getitem__):
-            chosen.setdefault(stem(self._words[i]), self._words[i])
-            if len(chosen) == n:
-                break
-        return tuple(chosen.values())
 
 
 def partial_word(text: str) -> str | None:
@@ -68,17 +41,11 @@ class Autocomplete:
     def __init__(self, service: SearchService, completions: int) -> None:
         self.service = service
         self.completions = completions
-        self._vocabulary: Vocabulary | None = None
-        self._lock = threading.Lock()
         self._vector = lru_cache(maxsize=VECTOR_CACHE)(service.encode)
 
     @property
     def vocabulary(self) -> Vocabulary:
-        """Built from the bundle's labels on first use (about a second per 150k labels)."""
-        with self._lock:
-            if self._vocabulary is None:
-                self._vocabulary = Vocabulary(self.service.bundle.label_text)
-            return self._vocabulary
+        return self.service.vocabulary
 
     def rank(
         self, text: str, ranges: list[tuple[int, int]], depth: int, allowed: Container[int] | None = None

@@ -28,4 +28,6 @@ def open_search_service(settings: Settings, encoder: Encoder | None = None) -> S
     expected = bundle.manifest["encoder"]
     if (encoder.id, encoder.sha256) != (expected["id"], expected["sha256"]):
         raise EncoderError(f"encoder {encoder.id} does not match the bundle's {expected['id']}")
-    return SearchService(bundle, encoder, settings.search)
+    service = SearchService(bundle, encoder, settings.search)
+    service.vocabulary  # noqa: B018 - built now, off the request path (start-up or the bundle watcher)
+    return service

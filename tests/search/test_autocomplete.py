@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from app.search.autocomplete import Autocomplete, Vocabulary, partial_word
+from app.search.autocomplete import Autocomplete, partial_word
 from app.search.loader import open_search_service
+from app.search.vocabulary import Vocabulary
 from indexer.encoders import FakeEncoder
 from indexer.settings import Settings
 from tests.api.conftest import built  # noqa: F401 - the toy bundle fixture
@@ -63,3 +64,10 @@ def test_a_lone_fragment_is_lexical_unless_it_matches_nothing(typing) -> None:  
     autocomplete, encoder, ranges = typing
     assert autocomplete.rank("tachyc", ranges, 5) and encoder.texts == []
     assert autocomplete.rank("qzx", ranges, 5) and encoder.texts == ["qzx"]
+
+
+def test_the_vocabulary_is_ready_when_the_service_opens(built: Settings) -> None:  # noqa: F811
+    """Built at start-up (or by the bundle watcher), not by the first filtered request."""
+    service = open_search_service(built, FakeEncoder(32))
+    assert "vocabulary" in vars(service)  # the cached property is filled
+    assert "tachycardia" in service.vocabulary and service.vocabulary.completions("tachyc", 3) == ("tachycardia",)
