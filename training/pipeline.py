@@ -9,7 +9,10 @@ import json
 import logging
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from datasets import Dataset
 
 from indexer.encoders.export import PARITY_TEXTS, export_model
 from indexer.store import StoreReader
@@ -49,7 +52,16 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
     final = _soup(teachers, run_dir / "contrastive-soup")
     if recipe.lay.enabled:
         phase = recipe.lay
-        lay = [train.contrastive(final, lay_datasets, phase, recipe.max_seq_length, run_dir / f"lay-{seed}", seed) for seed in phase.seeds]
+        if phase.hard_negatives and "lay" in lay_datasets:
+            pairs = lay_datasets["lay"]
+            mine = lambda: train.hard_negatives(final, pairs, graph, train_keys)  # noqa: E731
+            lay_datasets["lay"] = _mined(run_dir / "lay-hard-negatives.jsonl", mine)
+            data["lay_examples"]["lay"] = len(lay_datasets["lay"])
+            (run_dir / "data.json").write_text(json.dumps(data, indent=2))
+        lay = [
+            train.contrastive(final, lay_datasets, phase, recipe.max_seq_length, run_dir / f"lay-{seed}", seed)
+            for seed in phase.seeds
+        ]
         final = _soup(lay, run_dir / "lay-soup")
     if recipe.distill.enabled:
         seed = recipe.distill.seeds[0]
@@ -85,6 +97,15 @@ def export_base(name: str, reader: StoreReader, systems: list[str], out_dir: Pat
         parity_texts=reader.spread_displays(PARITY_TEXTS, systems),
         base_model=name,
     )
+
+
+def _mined(path: Path, mine: Callable[[], Dataset]) -> Dataset:
+    """The mined dataset saved at ``path`` (mined once: a resumed run reads it back)."""
+    if not path.is_file():
+        partial = path.with_suffix(".partial")
+        mine().to_json(str(partial))
+        partial.replace(path)
+    return Dataset.from_json(str(path))
 
 
 def _soup(model_dirs: list[Path], out: Path) -> Path:

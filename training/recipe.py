@@ -49,6 +49,9 @@ class LayConfig(ContrastiveConfig):
 
     enabled: bool = False
     datasets: list[DatasetName] = Field(default_factory=lambda: ["lay", "synonyms"])
+    # Add to each lay pair the nearest wrong label by the contrastive model (``train.hard_negatives``):
+    # random in-batch negatives rarely include "Heart failure" for "heart attack".
+    hard_negatives: bool = False
 
 
 class DistillConfig(PhaseConfig):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from sentence_transformers.sentence_transformer.training_args import (
 )
 from sklearn.decomposition import PCA
 
+from indexer.lexical.normalise import fold
 from training.data import builders
 from training.data.graph import Key, OntologyGraph
 from training.recipe import ContrastiveConfig, DistillConfig, PhaseConfig, Recipe
@@ -56,9 +58,50 @@ def contrastive(base_dir: Path, datasets: dict[str, Dataset], config: Contrastiv
     model = _load(base_dir, max_seq_length)
     mnrl = losses.MultipleNegativesRankingLoss(model)
     triplet = losses.TripletLoss(model, losses.TripletDistanceMetric.EUCLIDEAN, triplet_margin=config.triplet_margin)
-    loss = {name: triplet if "negative" in ds.column_names else mnrl for name, ds in datasets.items()}
+    # Triplet-BERT's triplets take the triplet loss; any other negative column (mined hard
+    # negatives) joins InfoNCE's in-batch negatives.
+    loss = {name: triplet if name == "triplets" else mnrl for name, ds in datasets.items()}
     _train(model, datasets, loss, config, out, seed, BatchSamplers.NO_DUPLICATES)
     return out / FINAL
+
+
+def hard_negatives(model_dir: Path, pairs: Dataset, graph: OntologyGraph, train: set[Key], depth: int = 64) -> Dataset:
+    """Columns ``(anchor, positive, negative)``: each lay pair plus the label that ``model_dir``
+    finds nearest to its anchor among the training labels of the anchor's own system, skipping
+    the anchor's concept, its ancestors and descendants and any label that folds to one of its
+    labels. Other systems are left out: their nearest label may be the same meaning (ICD-10-CM's
+    I10 for HPO's Hypertension). A pair whose anchor finds no such label within ``depth`` is dropped.
+    """
+    owners: dict[str, set[Key]] = defaultdict(set)
+    for key in train:
+        for text in graph.nodes[key].lay:
+            owners[text].add(key)
+    anchors = sorted(set(pairs["anchor"]))
+    systems = {key[0] for text in anchors for key in owners[text]}
+    corpus = [(label, key) for key in sorted(train) if key[0] in systems for label in graph.nodes[key].labels]
+    model = SentenceTransformer(str(model_dir), device="cpu")
+    queries = model.encode(anchors, batch_size=256, normalize_embeddings=True, show_progress_bar=True)
+    labels = model.encode([label for label, _ in corpus], batch_size=256, normalize_embeddings=True, show_progress_bar=True)
+    negative: dict[str, str] = {}
+    for start in range(0, len(anchors), 256):
+        scores = queries[start : start + 256] @ labels.T
+        nearest = np.argsort(-scores, axis=1)[:, :depth]
+        for text, row in zip(anchors[start : start + 256], nearest, strict=True):
+            found = next((corpus[j][0] for j in row if _unrelated(graph, owners[text], *corpus[j])), None)
+            if found is not None:
+                negative[text] = found
+    rows = [(a, p, negative[a]) for a, p in zip(pairs["anchor"], pairs["positive"], strict=True) if a in negative]
+    return Dataset.from_dict({c: [row[i] for row in rows] for i, c in enumerate(("anchor", "positive", "negative"))})
+
+
+def _unrelated(graph: OntologyGraph, owners: set[Key], label: str, key: Key) -> bool:
+    """``label`` of ``key`` is a fair negative for an anchor of the ``owners`` concepts."""
+    if key in owners or key[0] not in {owner[0] for owner in owners}:
+        return False
+    if fold(label) in {fold(own) for owner in owners for own in graph.nodes[owner].labels}:
+        return False
+    lineage = set(graph.ancestors(key))
+    return not any(owner in lineage or key in graph.ancestors(owner) for owner in owners)
 
 
 def distillation_targets(

@@ -24,7 +24,7 @@ RECIPE = {
     "split": {"seed": 13, "dev": 0.2, "test": 0.0},
     "data": {"definition_repeats": 2, "max_examples": {"triplets": 8}},
     "contrastive": {"epochs": 1, "batch_size": 4, "save_steps": 2, "seeds": [42]},
-    "lay": {"enabled": True, "max_examples": {"synonyms": 3}, "epochs": 1, "batch_size": 2, "seeds": [7]},
+    "lay": {"enabled": True, "hard_negatives": True, "max_examples": {"synonyms": 3}, "epochs": 1, "batch_size": 2, "seeds": [7]},
     "distill": {"enabled": True, "dims": 4, "epochs": 1, "batch_size": 4, "seeds": [1, 2]},
     "export": {"model_id": "smoke-model", "quantize": True},
 }
@@ -44,7 +44,10 @@ def test_recipe_runs_end_to_end_and_resumes(toy_reader: StoreReader, tmp_path: P
     data = json.loads((tmp_path / "run" / "data.json").read_text())
     assert set(data["examples"]) == {"definitions", "descriptions", "synonyms", "triplets"}
     assert data["examples"]["triplets"] <= 8
-    assert data["lay_examples"] == {"lay": 4, "synonyms": 3}  # lay × formal labels of the training concepts
+    # The 4 (lay, formal label) pairs of the training concepts, each with a mined negative.
+    assert data["lay_examples"] == {"lay": 4, "synonyms": 3}
+    mined = [json.loads(line) for line in (tmp_path / "run" / "lay-hard-negatives.jsonl").read_text().splitlines()]
+    assert len(mined) == 4 and all(row["negative"] not in (row["anchor"], row["positive"]) for row in mined)
     for phase in ("contrastive-42", "lay-7", "distill-1", "distill-2", "distill-soup"):
         assert (tmp_path / "run" / phase / "final" / "modules.json").is_file()
     # The distillation head is dropped: the exported encoder keeps the base dimension.

@@ -1,0 +1,55 @@
+"""Mined hard negatives for lay pairs: the nearest wrong label of the anchor's own system."""
+
+from __future__ import annotations
+
+import pytest
+from datasets import Dataset
+
+from indexer.records import IS_A, Concept, Designation, Relationship
+from training import base_models, train
+from training.data import builders
+from training.data.graph import OntologyGraph
+
+pytestmark = pytest.mark.model
+LAY = {"scope": "EXACT", "type": "layperson"}
+
+
+def _concept(code: str, name: str, *designations: Designation, parent: str | None = None) -> Concept:
+    return Concept(
+        code,
+        name,
+        designations=[Designation(name, "preferred"), *designations],
+        relationships=[Relationship(IS_A, parent)] if parent else [],
+    )
+
+
+def test_the_nearest_unrelated_label_of_the_same_system_is_the_negative(tmp_path) -> None:  # noqa: ANN001
+    graph = OntologyGraph.from_concepts(
+        "hpo",
+        [
+            _concept("1", "Heart disease"),
+            _concept("2", "Myocardial infarction", Designation("Heart attack", **LAY), parent="1"),
+            _concept("3", "Silent heart attack", parent="2"),  # a descendant: never the negative
+            _concept("4", "Heart failure", parent="1"),
+            _concept("5", "Attack of gout"),
+        ],
+    )
+    graph.add("icd10cm", [_concept("I21", "Heart attack, acute")])  # another system: never the negative
+    train_keys = set(graph.nodes)
+    pairs = builders.lay_pairs(graph, train_keys)
+    assert pairs == [("Heart attack", "Myocardial infarction")]
+    dataset = Dataset.from_dict({"anchor": [a for a, _ in pairs], "positive": [p for _, p in pairs]})
+
+    mined = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, train_keys)
+
+    assert mined.column_names == ["anchor", "positive", "negative"]
+    assert mined.to_list() == [{"anchor": "Heart attack", "positive": "Myocardial infarction", "negative": "Heart failure"}]
+
+
+def test_an_anchor_with_no_fair_negative_is_dropped(tmp_path) -> None:  # noqa: ANN001
+    graph = OntologyGraph.from_concepts(
+        "hpo", [_concept("1", "Heart disease"), _concept("2", "Myocardial infarction", Designation("Heart attack", **LAY), parent="1")]
+    )
+    dataset = Dataset.from_dict({"anchor": ["Heart attack"], "positive": ["Myocardial infarction"]})
+    mined = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, set(graph.nodes))
+    assert len(mined) == 0  # its only other concept is its ancestor
