@@ -30,7 +30,8 @@ def test_a_recipe_naming_an_unknown_dataset_is_refused() -> None:
     assert error["loc"] == ("lay", "datasets", 1) and error["input"] == "synonym"
 
 
-def test_the_cpu_recipe_ends_with_a_lay_phase_and_replays_synonyms() -> None:
+def test_the_cpu_recipe_reproduces_the_shipped_model_with_the_lay_phase_ready() -> None:
     recipe = Recipe.load(RECIPES[0])
-    assert recipe.lay.enabled and recipe.lay.datasets == ["lay", "synonyms"]
+    assert recipe.export.model_id == "termsearch-biolord-minilm-v1"
+    assert not recipe.lay.enabled and recipe.lay.datasets == ["lay", "synonyms"]
     assert recipe.lay.max_examples == {"lay": None, "synonyms": 4000}
