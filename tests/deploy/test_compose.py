@@ -96,12 +96,17 @@ def test_gpu_override_builds_the_cuda_variant_and_reserves_a_gpu() -> None:
         assert (device["driver"], device["capabilities"]) == ("nvidia", ["gpu"])
 
 
-def test_a_database_password_is_required(tmp_path) -> None:
-    empty = tmp_path / "empty.env"
-    empty.write_text("")
-    result = _config("docker-compose.yml", env_file=str(empty))
+@pytest.mark.parametrize(
+    ("given", "missing"),
+    [("TERMSEARCH_API__API_KEYS=0123456789abcdef\n", "POSTGRES_PASSWORD"), ("POSTGRES_PASSWORD=change-me\n", "TERMSEARCH_API__API_KEYS")],
+)
+def test_a_database_password_and_api_keys_are_required(tmp_path, given: str, missing: str) -> None:  # noqa: ANN001
+    """One required variable left out at a time: compose names whichever it meets first."""
+    env = tmp_path / "partial.env"
+    env.write_text(given)
+    result = _config("docker-compose.yml", env_file=str(env))
     assert result.returncode != 0
-    assert "set POSTGRES_PASSWORD in .env" in result.stderr
+    assert f"set {missing} in .env" in result.stderr
 
 
 def _variables(model: BaseModel, prefix: str = "TERMSEARCH_") -> list[str]:
