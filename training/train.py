@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -87,21 +88,26 @@ def hard_negatives(model_dir: Path, pairs: Dataset, graph: OntologyGraph, train:
         scores = queries[start : start + 256] @ labels.T
         nearest = np.argsort(-scores, axis=1)[:, :depth]
         for text, row in zip(anchors[start : start + 256], nearest, strict=True):
-            found = next((corpus[j][0] for j in row if _unrelated(graph, owners[text], *corpus[j])), None)
+            fair = _fair_negative(graph, owners[text])
+            found = next((corpus[j][0] for j in row if fair(*corpus[j])), None)
             if found is not None:
                 negative[text] = found
     rows = [(a, p, negative[a]) for a, p in zip(pairs["anchor"], pairs["positive"], strict=True) if a in negative]
     return Dataset.from_dict({c: [row[i] for row in rows] for i, c in enumerate(("anchor", "positive", "negative"))})
 
 
-def _unrelated(graph: OntologyGraph, owners: set[Key], label: str, key: Key) -> bool:
-    """``label`` of ``key`` is a fair negative for an anchor of the ``owners`` concepts."""
-    if key in owners or key[0] not in {owner[0] for owner in owners}:
-        return False
-    if fold(label) in {fold(own) for owner in owners for own in graph.nodes[owner].labels}:
-        return False
-    lineage = set(graph.ancestors(key))
-    return not any(owner in lineage or key in graph.ancestors(owner) for owner in owners)
+def _fair_negative(graph: OntologyGraph, owners: set[Key]) -> Callable[[str, Key], bool]:
+    """Whether ``label`` of ``key`` is a fair negative for an anchor of the ``owners`` concepts:
+    the same system, not an owner, an ancestor or a descendant of one, not folding to an owner's label."""
+    systems = {owner[0] for owner in owners}
+    related = owners.union(*(graph.ancestors(owner) for owner in owners))
+    own_labels = {fold(label) for owner in owners for label in graph.nodes[owner].labels}
+    return lambda label, key: (
+        key[0] in systems
+        and key not in related
+        and fold(label) not in own_labels
+        and owners.isdisjoint(graph.ancestors(key))
+    )
 
 
 def distillation_targets(

@@ -16,7 +16,6 @@ from collections.abc import Container
 from functools import lru_cache
 
 from app.search.service import Hit, SearchService, rrf
-from app.search.vocabulary import Vocabulary
 from indexer.lexical.normalise import fold, words
 
 MIN_PREFIX = 2  # shorter fragments are not completed
@@ -43,18 +42,15 @@ class Autocomplete:
         self.completions = completions
         self._vector = lru_cache(maxsize=VECTOR_CACHE)(service.encode)
 
-    @property
-    def vocabulary(self) -> Vocabulary:
-        return self.service.vocabulary
-
     def rank(
         self, text: str, ranges: list[tuple[int, int]], depth: int, allowed: Container[int] | None = None
     ) -> list[Hit]:
         """The top ``depth`` concepts; each keeps its best lexical label where it has one."""
         partial = partial_word(text)
-        unfinished = partial is not None and partial not in self.vocabulary
+        vocabulary = self.service.vocabulary
+        unfinished = partial is not None and partial not in vocabulary
         extra = (
-            self.vocabulary.completions(partial, self.completions)
+            vocabulary.completions(partial, self.completions)
             if partial is not None and len(partial) >= MIN_PREFIX and self.completions
             else ()
         )
