@@ -14,7 +14,7 @@ from indexer.settings import get_settings
 from indexer.store import StoreReader, make_engine
 from training import compare, pipeline
 from training.base_models import BaseModelError
-from training.recipe import Recipe
+from training.recipe import Recipe, RecipeError
 
 cli = typer.Typer(help=__doc__, no_args_is_help=True, pretty_exceptions_enable=False)
 
@@ -30,8 +30,8 @@ def run_command(
     run_dir: Annotated[Path | None, typer.Option(help="Default: {data_dir}/training/{recipe name}")] = None,
 ) -> None:
     """Train (resuming an interrupted run) and export the model directory to RUN_DIR/model."""
+    recipe = _recipe(recipe_path)
     recipe_text = recipe_path.read_text(encoding="utf-8")
-    recipe = Recipe.load(recipe_path)
     settings = get_settings()
     run_dir = run_dir or settings.data_dir / "training" / recipe.name
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -43,6 +43,14 @@ def run_command(
     reader = StoreReader(make_engine(settings.store.url))
     model_dir = pipeline.run(recipe, recipe_text, reader, run_dir)
     typer.echo(f"model exported: {model_dir}")
+
+
+def _recipe(path: Path) -> Recipe:
+    try:
+        return Recipe.load(path)
+    except RecipeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from exc
 
 
 @cli.command("export-base")
@@ -71,12 +79,13 @@ def compare_command(
     output: Annotated[Path | None, typer.Option(help="Write the results as JSON here")] = None,
 ) -> None:
     """Evaluate exported models (and BM25) on the recipe's held-out concepts; print markdown tables."""
+    recipe = _recipe(recipe_path)
     settings = get_settings()
     encoders: dict[str, Encoder | None] = {"BM25": None} if bm25 else {}
     for spec in model or []:
         name, _, path = spec.partition("=")
         encoders[name] = load_encoder(Path(path), settings.encoder)
-    results = compare.compare(Recipe.load(recipe_path), StoreReader(make_engine(settings.store.url)), encoders)
+    results = compare.compare(recipe, StoreReader(make_engine(settings.store.url)), encoders)
     if output:
         output.write_text(json.dumps(results, indent=2))
     typer.echo(compare.markdown(results))

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 
 # The builders of ``training.data.builders`` a phase can draw on.
@@ -81,4 +81,17 @@ class Recipe(BaseModel):
 
     @classmethod
     def load(cls, path: Path) -> Recipe:
-        return cls.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        """Raises RecipeError, one line naming the file and each wrong field."""
+        try:
+            return cls.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        except OSError as exc:
+            raise RecipeError(f"{path}: {exc.strerror}") from exc
+        except yaml.YAMLError as exc:
+            raise RecipeError(f"{path}: not YAML: {' '.join(str(exc).split())}") from exc
+        except ValidationError as exc:
+            fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'recipe'}: {e['msg']}" for e in exc.errors())
+            raise RecipeError(f"{path}: {fields}") from exc
+
+
+class RecipeError(ValueError):
+    pass
