@@ -55,11 +55,14 @@ class Retriever:
             self.matrix = encoder.encode(space.texts)
 
     def __call__(self, query: str) -> list[str]:
+        return [self.space.codes[i] for i, _ in self.scored(query, K * 3)]
+
+    def scored(self, query: str, n: int) -> list[tuple[int, float]]:
+        """The top ``n`` (position in the space, cosine or BM25), best first."""
         if self.encoder is None:
-            return [self.space.codes[i] for i, _ in self.lexical.search(query, K * 3)]
+            return self.lexical.search(query, n)
         scores = self.matrix @ self.encoder.encode([query])[0]
-        top = np.argsort(-scores)[: K * 3]
-        return [self.space.codes[i] for i in top]
+        return [(int(i), float(scores[i])) for i in np.argsort(-scores)[:n]]
 
 
 def compare(recipe: Recipe, reader: StoreReader, encoders: dict[str, Encoder | None]) -> dict[str, dict[str, Any]]:

@@ -1,8 +1,8 @@
-"""Text → concept search over a bundle: dense, lexical, or hybrid (reciprocal rank fusion).
+"""Text → concept search over a bundle: dense, lexical, or hybrid (a convex combination).
 
 Every label of every concept is indexed; a concept's score is that of its best label, and the
 row names that label as ``matched_term``. Scores: cosine similarity (dense), BM25 (lexical),
-the RRF sum ``Σ 1/(rrf_k + rank)`` over the two concept rankings (hybrid).
+``w·cosine + (1 − w)·BM25 / top BM25`` with ``w = dense_weight`` (hybrid, :func:`convex`).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class SearchService:
             hits = self.lexical(query, ranges, k)
         else:
             depth = max(k, self.settings.fusion_depth)
-            hits = rrf([self.dense(query, ranges, depth), self.lexical(query, ranges, depth)], self.settings.rrf_k)[:k]
+            hits = self.fuse(self.dense(query, ranges, depth), self.lexical(query, ranges, depth))[:k]
         return [self.result(rank, hit) for rank, hit in enumerate(hits, start=1)]
 
     # ``allowed``, where given, keeps only those catalog rows (e.g. a subtree); label hits of other
@@ -149,9 +149,32 @@ class SearchService:
             wanted = min(size, wanted * 4)
         return found
 
+    def fuse(self, dense: Sequence[Hit], lexical: Sequence[Hit]) -> list[Hit]:
+        """Hybrid ranking of one query's dense and lexical concept rankings."""
+        return convex(dense, lexical, self.settings.dense_weight)
+
     def result(self, rank: int, hit: Hit) -> Result:
         concept = self.bundle.concepts[hit.concept]
         return Result(rank, concept.system, concept.code, concept.display, hit.score, self.bundle.label_text[hit.label])
+
+
+def convex(dense: Sequence[Hit], lexical: Sequence[Hit], dense_weight: float) -> list[Hit]:
+    """Convex combination fusion (Bruch et al., 2023, "An Analysis of Fusion Functions for Hybrid
+    Retrieval"): ``w·cosine + (1 − w)·BM25 / top BM25``. Unlike rank fusion, a concept that only
+    the encoder finds ("heart attack" → Acute myocardial infarction) keeps its lead over concepts
+    that share a word with the query but not its meaning. A concept missing from the dense ranking
+    takes its lowest cosine (it ranked below all of those); missing from the lexical one, 0. A
+    concept keeps its dense matched label where it has one."""
+    floor = min((hit.score for hit in dense), default=0.0)
+    top = max((hit.score for hit in lexical), default=0.0) or 1.0
+    cosine = {hit.concept: hit.score for hit in dense}
+    bm25 = {hit.concept: hit.score / top for hit in lexical}
+    label = {hit.concept: hit.label for hit in (*lexical, *dense)}
+    scores = {
+        concept: dense_weight * cosine.get(concept, floor) + (1 - dense_weight) * bm25.get(concept, 0.0)
+        for concept in label
+    }
+    return [Hit(c, s, label[c]) for c, s in sorted(scores.items(), key=lambda item: (-item[1], item[0]))]
 
 
 def rrf(rankings: Sequence[Sequence[Hit]], k: int, weights: Sequence[float] | None = None) -> list[Hit]:

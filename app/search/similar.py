@@ -4,7 +4,7 @@ Each label is searched on its own, as ``/search`` would rank it, and the per-lab
 combined by **max score**: a target concept scores its best pair (query label, target label),
 the same rule that makes a concept's ``/search`` score that of its best label. The row's
 ``matched_term`` is the target label of that pair; :class:`LabelMatch` also says which query
-label found it. Scores are cosine (dense), BM25 (lexical) or the per-label RRF sum (hybrid).
+label found it. Scores are cosine (dense), BM25 (lexical) or the per-label convex combination (hybrid, as in ``/search``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Container, Sequence
 from dataclasses import dataclass
 
-from app.search.service import Hit, Mode, Result, SearchService, rrf
+from app.search.service import Hit, Mode, Result, SearchService
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def label_rankings(
     fused = max(depth, service.settings.fusion_depth)
     dense = service.dense_many(labels, ranges, fused, allowed)
     lexical = [service.lexical(label, ranges, fused, allowed) for label in labels]
-    return [rrf(pair, service.settings.rrf_k)[:depth] for pair in zip(dense, lexical, strict=True)]
+    return [service.fuse(*pair)[:depth] for pair in zip(dense, lexical, strict=True)]
 
 
 def best_per_concept(rankings: Sequence[Sequence[Hit]], exclude: Collection[int] = ()) -> list[LabelMatch]:
