@@ -9,7 +9,6 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from datasets import Dataset
@@ -18,9 +17,9 @@ from indexer.encoders.export import PARITY_TEXTS, export_model
 from indexer.store import StoreReader
 from training import base_models, train
 from training.data.builders import sample
-from training.data.graph import OntologyGraph
+from training.data.graph import Key, OntologyGraph
 from training.data.splits import Split, held_out
-from training.recipe import Recipe
+from training.recipe import ContrastiveConfig, Recipe
 
 log = logging.getLogger("training")
 
@@ -34,6 +33,7 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
     splits = held_out(list(graph.nodes), recipe.split.seed, recipe.split.dev, recipe.split.test)
     train_keys = splits[Split.TRAIN]
     datasets = train.build_datasets(recipe, recipe.contrastive, graph, train_keys)
+    _add_hard_negatives(recipe.contrastive, datasets, base_dir, graph, train_keys, run_dir / "contrastive-hard-negatives.jsonl")
     lay_datasets = train.build_datasets(recipe, recipe.lay, graph, train_keys) if recipe.lay.enabled else {}
     data = {
         "systems": {key: reader.system(key).version for key in recipe.systems},
@@ -52,10 +52,7 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
     final = _soup(teachers, run_dir / "contrastive-soup")
     if recipe.lay.enabled:
         phase = recipe.lay
-        if phase.hard_negatives and "lay" in lay_datasets:
-            pairs = lay_datasets["lay"]
-            mine = lambda: train.hard_negatives(final, pairs, graph, train_keys)  # noqa: E731
-            lay_datasets["lay"] = _mined(run_dir / "lay-hard-negatives.jsonl", mine)
+        if _add_hard_negatives(phase, lay_datasets, final, graph, train_keys, run_dir / "lay-hard-negatives.jsonl"):
             data["lay_examples"]["lay"] = len(lay_datasets["lay"])
             (run_dir / "data.json").write_text(json.dumps(data, indent=2))
         lay = [
@@ -99,13 +96,20 @@ def export_base(name: str, reader: StoreReader, systems: list[str], out_dir: Pat
     )
 
 
-def _mined(path: Path, mine: Callable[[], Dataset]) -> Dataset:
-    """The mined dataset saved at ``path`` (mined once: a resumed run reads it back)."""
+def _add_hard_negatives(
+    phase: ContrastiveConfig, datasets: dict[str, Dataset], model_dir: Path, graph: OntologyGraph, train_keys: set[Key], path: Path
+) -> bool:
+    """With ``phase.hard_negatives``, give the phase's lay pairs (and ``phase.bridges`` pairs into
+    the other systems) negatives mined by ``model_dir``, the model the phase starts from; saved at
+    ``path`` once: a resumed run reads them back."""
+    if not (phase.hard_negatives and "lay" in datasets):
+        return False
     if not path.is_file():
         partial = path.with_suffix(".partial")
-        mine().to_json(str(partial))
+        train.hard_negatives(model_dir, datasets["lay"], graph, train_keys, bridges=phase.bridges).to_json(str(partial))
         partial.replace(path)
-    return Dataset.from_json(str(path))
+    datasets["lay"] = Dataset.from_json(str(path))
+    return True
 
 
 def _soup(model_dirs: list[Path], out: Path) -> Path:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import random
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,47 +67,107 @@ def contrastive(base_dir: Path, datasets: dict[str, Dataset], config: Contrastiv
     return out / FINAL
 
 
-def hard_negatives(model_dir: Path, pairs: Dataset, graph: OntologyGraph, train: set[Key], depth: int = 64) -> Dataset:
-    """Columns ``(anchor, positive, negative)``: each lay pair plus the label that ``model_dir``
-    finds nearest to its anchor among the training labels of the anchor's own system, skipping
-    the anchor's concept, its ancestors and descendants and any label that folds to one of its
-    labels. Other systems are left out: their nearest label may be the same meaning (ICD-10-CM's
-    I10 for HPO's Hypertension). A pair whose anchor finds no such label within ``depth`` is dropped.
+def hard_negatives(
+    model_dir: Path,
+    pairs: Dataset,
+    graph: OntologyGraph,
+    train: set[Key],
+    depth: int = 64,
+    threshold: float = 0.8,
+    bridges: int = 0,
+    bridge_threshold: float = 0.7,
+) -> Dataset:
+    """Columns ``(anchor, positive, negative)``: each lay pair plus a label that ``model_dir`` finds
+    near its anchor among the training labels of every system but which means something else:
+    a label of the anchor's concept, its ancestors or descendants, a label containing one of the
+    concept's labels as whole words ("Acute myocardial infarction" for "Myocardial infarction") or
+    one within cosine ``threshold`` of one (another system's name for the same thing) is skipped.
+    An anchor's pairs take its fair negatives in order of nearness, in turn; a pair whose anchor
+    finds none within ``depth`` is dropped.
+
+    With ``bridges``, each anchor is also paired with up to that many labels of *other* systems
+    that contain one of its concept's formal names (4 characters or more) as whole words and lie
+    within cosine ``bridge_threshold`` of it: "Heart attack" with ICD-10-CM's "Acute myocardial
+    infarction" through HPO's "Myocardial infarction". No mapping between the systems is needed.
     """
     owners: dict[str, set[Key]] = defaultdict(set)
     for key in train:
         for text in graph.nodes[key].lay:
             owners[text].add(key)
     anchors = sorted(set(pairs["anchor"]))
-    systems = {key[0] for text in anchors for key in owners[text]}
-    corpus = [(label, key) for key in sorted(train) if key[0] in systems for label in graph.nodes[key].labels]
+    corpus = [(label, key) for key in sorted(train) for label in graph.nodes[key].labels]
+    rows_of: dict[Key, list[int]] = defaultdict(list)
+    for row, (_, key) in enumerate(corpus):
+        rows_of[key].append(row)
     model = SentenceTransformer(str(model_dir), device="cpu")
     queries = model.encode(anchors, batch_size=256, normalize_embeddings=True, show_progress_bar=True)
     labels = model.encode([label for label, _ in corpus], batch_size=256, normalize_embeddings=True, show_progress_bar=True)
-    negative: dict[str, str] = {}
+    negatives: dict[str, list[str]] = {}
     for start in range(0, len(anchors), 256):
-        scores = queries[start : start + 256] @ labels.T
-        nearest = np.argsort(-scores, axis=1)[:, :depth]
+        nearest = np.argsort(-(queries[start : start + 256] @ labels.T), axis=1)[:, :depth]
         for text, row in zip(anchors[start : start + 256], nearest, strict=True):
+            own = [j for owner in owners[text] for j in rows_of[owner]]
+            same = (labels[row] @ labels[own].T).max(axis=1) >= threshold
             fair = _fair_negative(graph, owners[text])
-            found = next((corpus[j][0] for j in row if fair(*corpus[j])), None)
-            if found is not None:
-                negative[text] = found
-    rows = [(a, p, negative[a]) for a, p in zip(pairs["anchor"], pairs["positive"], strict=True) if a in negative]
+            found = [corpus[j][0] for j, close in zip(row, same, strict=True) if not close and fair(*corpus[j])]
+            if found:
+                negatives[text] = list(dict.fromkeys(found))
+    extra = _bridges(graph, owners, anchors, corpus, rows_of, labels, bridges, bridge_threshold) if bridges else []
+    rows, turn = [], Counter()
+    for anchor, positive in [*zip(pairs["anchor"], pairs["positive"], strict=True), *extra]:
+        if anchor in negatives:
+            rows.append((anchor, positive, negatives[anchor][turn[anchor] % len(negatives[anchor])]))
+            turn[anchor] += 1
     return Dataset.from_dict({c: [row[i] for row in rows] for i, c in enumerate(("anchor", "positive", "negative"))})
 
 
+def _bridges(
+    graph: OntologyGraph,
+    owners: dict[str, set[Key]],
+    anchors: list[str],
+    corpus: list[tuple[str, Key]],
+    rows_of: dict[Key, list[int]],
+    labels: np.ndarray,
+    per_anchor: int,
+    threshold: float,
+) -> list[tuple[str, str]]:
+    """(anchor, label of another system) pairs; see :func:`hard_negatives`."""
+    formal = {
+        j
+        for text in anchors
+        for owner in owners[text]
+        for j in rows_of[owner]
+        if corpus[j][0] not in graph.nodes[owner].lay and len(corpus[j][0]) >= 4
+    }
+    formal_rows = sorted(formal)
+    near: dict[int, list[tuple[float, int]]] = {}
+    for start in range(0, len(formal_rows), 256):
+        chunk = formal_rows[start : start + 256]
+        scores = labels[chunk] @ labels.T
+        for i, row in zip(chunk, scores, strict=True):
+            top = np.argsort(-row)[:32]
+            name = re.compile(rf"\b{re.escape(fold(corpus[i][0]))}\b")
+            near[i] = [
+                (float(row[j]), int(j))
+                for j in top
+                if row[j] >= threshold and corpus[j][1][0] != corpus[i][1][0] and name.search(fold(corpus[j][0]))
+            ]
+    out = []
+    for text in anchors:
+        found = sorted(hit for owner in owners[text] for j in rows_of[owner] for hit in near.get(j, []))[::-1]
+        out.extend((text, label) for label in list(dict.fromkeys(corpus[j][0] for _, j in found))[:per_anchor])
+    return out
+
+
 def _fair_negative(graph: OntologyGraph, owners: set[Key]) -> Callable[[str, Key], bool]:
-    """Whether ``label`` of ``key`` is a fair negative for an anchor of the ``owners`` concepts:
-    the same system, not an owner, an ancestor or a descendant of one, not folding to an owner's label."""
-    systems = {owner[0] for owner in owners}
+    """Whether ``label`` of ``key`` may be a negative for an anchor of the ``owners`` concepts: not
+    an owner, an ancestor or a descendant of one, and not containing an owner's label as whole words."""
     related = owners.union(*(graph.ancestors(owner) for owner in owners))
-    own_labels = {fold(label) for owner in owners for label in graph.nodes[owner].labels}
+    own = [re.compile(rf"\b{re.escape(fold(label))}\b") for owner in owners for label in graph.nodes[owner].labels]
     return lambda label, key: (
-        key[0] in systems
-        and key not in related
-        and fold(label) not in own_labels
+        key not in related
         and owners.isdisjoint(graph.ancestors(key))
+        and not any(pattern.search(fold(label)) for pattern in own)
     )
 
 

@@ -1,4 +1,5 @@
-"""Mined hard negatives for lay pairs: the nearest wrong label of the anchor's own system."""
+"""Mined hard negatives for lay pairs (the nearest label, of any system, that means something else)
+and bridges (labels of another system that contain the concept's name)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def _concept(code: str, name: str, *designations: Designation, parent: str | Non
     )
 
 
-def test_the_nearest_unrelated_label_of_the_same_system_is_the_negative(tmp_path) -> None:  # noqa: ANN001
+def test_the_nearest_unrelated_label_is_the_negative(tmp_path) -> None:  # noqa: ANN001
     graph = OntologyGraph.from_concepts(
         "hpo",
         [
@@ -34,7 +35,7 @@ def test_the_nearest_unrelated_label_of_the_same_system_is_the_negative(tmp_path
             _concept("5", "Attack of gout"),
         ],
     )
-    graph.add("icd10cm", [_concept("I21", "Heart attack, acute")])  # another system: never the negative
+    graph.add("icd10cm", [_concept("I21", "Heart attack, acute")])  # holds the anchor's words: never the negative
     train_keys = set(graph.nodes)
     pairs = builders.lay_pairs(graph, train_keys)
     assert pairs == [("Heart attack", "Myocardial infarction")]
@@ -53,3 +54,23 @@ def test_an_anchor_with_no_fair_negative_is_dropped(tmp_path) -> None:  # noqa: 
     dataset = Dataset.from_dict({"anchor": ["Heart attack"], "positive": ["Myocardial infarction"]})
     mined = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, set(graph.nodes))
     assert len(mined) == 0  # its only other concept is its ancestor
+
+
+def test_bridges_pair_lay_wording_with_another_systems_label_holding_the_concept_name(tmp_path) -> None:  # noqa: ANN001
+    graph = OntologyGraph.from_concepts(
+        "hpo",
+        [_concept("1", "Heart disease"), _concept("2", "Myocardial infarction", Designation("Heart attack", **LAY), parent="1")],
+    )
+    graph.add("icd10cm", [_concept("I21", "Acute myocardial infarction"), _concept("I50", "Heart failure")])
+    dataset = Dataset.from_dict({"anchor": ["Heart attack"], "positive": ["Myocardial infarction"]})
+
+    mined = train.hard_negatives(
+        base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, set(graph.nodes), bridges=2
+    )
+
+    # I21 holds "myocardial infarction" (cosine 0.88 by the base model): a bridge, never a
+    # negative; Heart disease is an ancestor; Heart failure is the one fair negative.
+    assert mined.to_list() == [
+        {"anchor": "Heart attack", "positive": "Myocardial infarction", "negative": "Heart failure"},
+        {"anchor": "Heart attack", "positive": "Acute myocardial infarction", "negative": "Heart failure"},
+    ]

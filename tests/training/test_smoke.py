@@ -1,4 +1,5 @@
-"""A few-step run of the whole recipe (contrastive, lay phase, distillation of two seeds, soup, export) on the toy store."""
+"""A few-step run of the whole recipe (contrastive with mined lay pairs, lay phase, distillation of
+two seeds, soup, export) on the toy store."""
 
 from __future__ import annotations
 
@@ -23,7 +24,15 @@ RECIPE = {
     "max_seq_length": 32,
     "split": {"seed": 13, "dev": 0.2, "test": 0.0},
     "data": {"definition_repeats": 2, "max_examples": {"triplets": 8}},
-    "contrastive": {"epochs": 1, "batch_size": 4, "save_steps": 2, "seeds": [42]},
+    "contrastive": {
+        "datasets": ["lay", "definitions", "descriptions", "synonyms", "triplets"],
+        "hard_negatives": True,
+        "bridges": 1,
+        "epochs": 1,
+        "batch_size": 4,
+        "save_steps": 2,
+        "seeds": [42],
+    },
     "lay": {"enabled": True, "hard_negatives": True, "max_examples": {"synonyms": 3}, "epochs": 1, "batch_size": 2, "seeds": [7]},
     "distill": {"enabled": True, "dims": 4, "epochs": 1, "batch_size": 4, "seeds": [1, 2]},
     "export": {"model_id": "smoke-model", "quantize": True},
@@ -42,8 +51,11 @@ def test_recipe_runs_end_to_end_and_resumes(toy_reader: StoreReader, tmp_path: P
     assert manifest.recipe["name"] == "smoke"
     assert manifest.data["systems"] == {"toy": "2025-01-16", "toyicd": "2026"}
     data = json.loads((tmp_path / "run" / "data.json").read_text())
-    assert set(data["examples"]) == {"definitions", "descriptions", "synonyms", "triplets"}
+    assert set(data["examples"]) == {"lay", "definitions", "descriptions", "synonyms", "triplets"}
     assert data["examples"]["triplets"] <= 8
+    # Mined twice: by the base model for the contrastive phase, by its result for the lay phase.
+    first = [json.loads(line) for line in (tmp_path / "run" / "contrastive-hard-negatives.jsonl").read_text().splitlines()]
+    assert len(first) == data["examples"]["lay"] >= 4
     # The 4 (lay, formal label) pairs of the training concepts, each with a mined negative.
     assert data["lay_examples"] == {"lay": 4, "synonyms": 3}
     mined = [json.loads(line) for line in (tmp_path / "run" / "lay-hard-negatives.jsonl").read_text().splitlines()]
