@@ -81,7 +81,7 @@ class SearchSettings(BaseModel):
     # Hybrid fuses the top ``max(k, fusion_depth)`` concepts of each retriever as
     # ``dense_weight·cosine + (1 − dense_weight)·BM25 / top BM25`` (bench/bench_fusion.py chose it).
     fusion_depth: int = 50
-    dense_weight: float = Field(default=0.9, ge=0, le=1)
+    dense_weight: float = Field(default=0.95, ge=0, le=1)
     # How many label hits to fetch per wanted concept before grouping labels into concepts.
     label_oversample: int = 4
     # Dense requests encoding and scanning at once. Each already uses every core (ONNX Runtime
