@@ -28,8 +28,8 @@ from evaluation.runner import evaluate_ranking
 from indexer.encoders import OnnxEncoder
 from indexer.settings import SearchSettings, get_settings
 from indexer.store import StoreReader, make_engine
-from training.compare import K, MAX_ITEMS, RANKING_TASKS, Retriever, Space
-from training.data.splits import Split, split_of
+from training.compare import K, MAX_ITEMS, RANKING_TASKS, Retriever, Space, concepts_of
+from training.data.splits import Split
 from training.recipe import Recipe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +37,7 @@ WEIGHTS = (0.5, 0.7, 0.8, 0.9, 0.95)
 METRICS = ("hits@1", "hits@10", "mrr")
 
 
-def _fusions(depth: int, rrf_k: int) -> dict[str, object]:
+def _fusions(rrf_k: int) -> dict[str, object]:
     """Method name → function of (dense hits, lexical hits) → ranked hits."""
     methods: dict[str, object] = {"dense": lambda d, _: d, "lexical": lambda _, lx: lx, f"rrf k={rrf_k}": lambda d, lx: rrf([d, lx], rrf_k)}
     methods.update({f"convex w={w}": (lambda d, lx, w=w: convex(d, lx, w)) for w in WEIGHTS})
@@ -53,7 +53,7 @@ def main(
     reader = StoreReader(make_engine(get_settings().store.url))
     search = SearchSettings()
     encoder = OnnxEncoder(model)
-    methods = _fusions(search.fusion_depth, search.rrf_k)
+    methods = _fusions(search.rrf_k)
     tables = []
     with tempfile.TemporaryDirectory() as tmp:
         for system in sorted({s for s, _ in RANKING_TASKS}):
@@ -62,7 +62,7 @@ def main(
             dense = Retriever(space, encoder, Path(tmp) / "dense")
             lexical = Retriever(space, None, Path(tmp) / f"{system}-bm25")
             for split in (Split.DEV, Split.TEST):
-                concepts = {c for c in hierarchy.labels if split_of((system, c), recipe.split.seed, recipe.split.dev, recipe.split.test) is split}
+                concepts = concepts_of(recipe, hierarchy, system, split)
                 for task_system, kind in RANKING_TASKS:
                     if task_system != system:
                         continue

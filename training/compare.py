@@ -67,13 +67,9 @@ class Retriever:
 
 def compare(recipe: Recipe, reader: StoreReader, encoders: dict[str, Encoder | None]) -> dict[str, dict[str, Any]]:
     """``encoders`` maps a column name to an encoder, or to None for BM25. Returns task → column → metrics."""
-    split = recipe.split
     results: dict[str, dict[str, Any]] = {}
     hierarchies = {system: Hierarchy.from_reader(reader, system) for system in {s for s, _ in RANKING_TASKS}}
-    test = {
-        system: {c for c in h.labels if split_of((system, c), split.seed, split.dev, split.test) is Split.TEST}
-        for system, h in hierarchies.items()
-    }
+    test = {system: concepts_of(recipe, h, system, Split.TEST) for system, h in hierarchies.items()}
     with tempfile.TemporaryDirectory() as tmp:
         for system, hierarchy in hierarchies.items():
             everything = Space(list(hierarchy.labels), [hierarchy.display(c) for c in hierarchy.labels])
@@ -109,6 +105,12 @@ def compare(recipe: Recipe, reader: StoreReader, encoders: dict[str, Encoder | N
                 "overlap_error": evaluate_separation(categories, similarity).overlap_error
             }
     return results
+
+
+def concepts_of(recipe: Recipe, hierarchy: Hierarchy, system: str, split: Split) -> set[str]:
+    """The codes of ``hierarchy`` in ``split`` of the recipe's concept-disjoint split."""
+    config = recipe.split
+    return {c for c in hierarchy.labels if split_of((system, c), config.seed, config.dev, config.test) is split}
 
 
 def _ranking(report) -> dict[str, Any]:  # noqa: ANN001

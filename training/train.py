@@ -146,7 +146,7 @@ def _bridges(
         scores = labels[chunk] @ labels.T
         for i, row in zip(chunk, scores, strict=True):
             top = np.argsort(-row)[:32]
-            name = re.compile(rf"\b{re.escape(fold(corpus[i][0]))}\b")
+            name = _whole_words(corpus[i][0])
             near[i] = [
                 (float(row[j]), int(j))
                 for j in top
@@ -163,12 +163,17 @@ def _fair_negative(graph: OntologyGraph, owners: set[Key]) -> Callable[[str, Key
     """Whether ``label`` of ``key`` may be a negative for an anchor of the ``owners`` concepts: not
     an owner, an ancestor or a descendant of one, and not containing an owner's label as whole words."""
     related = owners.union(*(graph.ancestors(owner) for owner in owners))
-    own = [re.compile(rf"\b{re.escape(fold(label))}\b") for owner in owners for label in graph.nodes[owner].labels]
+    own = [_whole_words(label) for owner in owners for label in graph.nodes[owner].labels]
     return lambda label, key: (
         key not in related
         and owners.isdisjoint(graph.ancestors(key))
         and not any(pattern.search(fold(label)) for pattern in own)
     )
+
+
+def _whole_words(label: str) -> re.Pattern[str]:
+    """Finds ``label`` as whole words in folded text: "myocardial infarction" in "Acute myocardial infarction"."""
+    return re.compile(rf"\b{re.escape(fold(label))}\b")
 
 
 def distillation_targets(
