@@ -42,9 +42,9 @@ class ContrastiveConfig(PhaseConfig):
     # Per-phase caps, over ``data.max_examples`` (e.g. a small replay of synonym pairs in the lay phase).
     max_examples: dict[DatasetName, int | None] = Field(default_factory=dict)
     triplet_margin: float = 0.1
-    # Add to each lay pair a near but wrong label, mined by the model the phase starts from
+    # Add to each lay pair this many near but wrong labels, mined by the model the phase starts from
     # (``train.hard_negatives``): random in-batch negatives rarely include "Heart failure" for "heart attack".
-    hard_negatives: bool = False
+    hard_negatives: int = Field(default=0, ge=0)
     # With hard negatives: also pair each lay wording with up to this many labels of the other
     # systems that contain its concept's name ("Heart attack" → "Acute myocardial infarction").
     bridges: int = Field(default=0, ge=0)

@@ -72,18 +72,21 @@ def hard_negatives(
     pairs: Dataset,
     graph: OntologyGraph,
     train: set[Key],
+    per_pair: int = 1,
     depth: int = 64,
     threshold: float = 0.8,
     bridges: int = 0,
     bridge_threshold: float = 0.7,
 ) -> Dataset:
-    """Columns ``(anchor, positive, negative)``: each lay pair plus a label that ``model_dir`` finds
-    near its anchor among the training labels of every system but which means something else:
-    a label of the anchor's concept, its ancestors or descendants, a label containing one of the
-    concept's labels as whole words ("Acute myocardial infarction" for "Myocardial infarction") or
-    one within cosine ``threshold`` of one (another system's name for the same thing) is skipped.
+    """Columns ``(anchor, positive, negative)``, or ``negative_1`` … ``negative_{per_pair}``: each
+    lay pair plus labels that ``model_dir`` finds near its anchor among the training labels of
+    every system but which mean something else. Skipped: a label of the anchor's concept, its
+    ancestors or descendants, a label containing one of the concept's labels as whole words ("Acute
+    myocardial infarction" for "Myocardial infarction"), and one within cosine ``threshold`` of one
+    of the concept's formal labels (another system's name for the same thing). Nearness to the lay
+    wording itself is no reason to skip: "Heart failure" near "heart attack" is the lesson.
     An anchor's pairs take its fair negatives in order of nearness, in turn; a pair whose anchor
-    finds none within ``depth`` is dropped.
+    finds fewer than ``per_pair`` within ``depth`` is dropped.
 
     With ``bridges``, each anchor is also paired with up to that many labels of *other* systems
     that contain one of its concept's formal names (4 characters or more) as whole words and lie
@@ -106,19 +109,21 @@ def hard_negatives(
     for start in range(0, len(anchors), 256):
         nearest = np.argsort(-(queries[start : start + 256] @ labels.T), axis=1)[:, :depth]
         for text, row in zip(anchors[start : start + 256], nearest, strict=True):
-            own = [j for owner in owners[text] for j in rows_of[owner]]
-            same = (labels[row] @ labels[own].T).max(axis=1) >= threshold
+            formal = [j for owner in owners[text] for j in rows_of[owner] if corpus[j][0] not in graph.nodes[owner].lay]
+            same = (labels[row] @ labels[formal].T).max(axis=1) >= threshold if formal else np.zeros(len(row), bool)
             fair = _fair_negative(graph, owners[text])
-            found = [corpus[j][0] for j, close in zip(row, same, strict=True) if not close and fair(*corpus[j])]
-            if found:
-                negatives[text] = list(dict.fromkeys(found))
+            found = list(dict.fromkeys(corpus[j][0] for j, close in zip(row, same, strict=True) if not close and fair(*corpus[j])))
+            if len(found) >= per_pair:
+                negatives[text] = found
     extra = _bridges(graph, owners, anchors, corpus, rows_of, labels, bridges, bridge_threshold) if bridges else []
     rows, turn = [], Counter()
     for anchor, positive in [*zip(pairs["anchor"], pairs["positive"], strict=True), *extra]:
         if anchor in negatives:
-            rows.append((anchor, positive, negatives[anchor][turn[anchor] % len(negatives[anchor])]))
+            found, first = negatives[anchor], turn[anchor] * per_pair
+            rows.append((anchor, positive, *(found[(first + i) % len(found)] for i in range(per_pair))))
             turn[anchor] += 1
-    return Dataset.from_dict({c: [row[i] for row in rows] for i, c in enumerate(("anchor", "positive", "negative"))})
+    columns = ["anchor", "positive", *(["negative"] if per_pair == 1 else [f"negative_{i + 1}" for i in range(per_pair)])]
+    return Dataset.from_dict({c: [row[i] for row in rows] for i, c in enumerate(columns)})
 
 
 def _bridges(

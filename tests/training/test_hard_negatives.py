@@ -46,6 +46,27 @@ def test_the_nearest_unrelated_label_is_the_negative(tmp_path) -> None:  # noqa:
     assert mined.column_names == ["anchor", "positive", "negative"]
     assert mined.to_list() == [{"anchor": "Heart attack", "positive": "Myocardial infarction", "negative": "Heart failure"}]
 
+    two = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, train_keys, per_pair=2)
+
+    assert two.to_list() == [
+        {"anchor": "Heart attack", "positive": "Myocardial infarction", "negative_1": "Heart failure", "negative_2": "Attack of gout"}
+    ]
+    three = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, train_keys, per_pair=3)
+    assert len(three) == 0  # only two fair negatives exist
+
+
+def test_nearness_to_the_lay_wording_does_not_spare_a_negative(tmp_path) -> None:  # noqa: ANN001
+    """Only the concept's formal labels guard against unlisted synonyms. By the base model,
+    "Heart failure" lies at cosine 0.72 from "Heart attack" but 0.53 from "Myocardial
+    infarction": with the guard at 0.7 it is still the negative, and Gout (0.27) is not chosen."""
+    graph = OntologyGraph.from_concepts(
+        "hpo",
+        [_concept("2", "Myocardial infarction", Designation("Heart attack", **LAY)), _concept("3", "Heart failure"), _concept("4", "Gout")],
+    )
+    dataset = Dataset.from_dict({"anchor": ["Heart attack"], "positive": ["Myocardial infarction"]})
+    mined = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, set(graph.nodes), threshold=0.7)
+    assert mined["negative"] == ["Heart failure"]
+
 
 def test_an_anchor_with_no_fair_negative_is_dropped(tmp_path) -> None:  # noqa: ANN001
     graph = OntologyGraph.from_concepts(
