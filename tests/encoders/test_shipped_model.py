@@ -21,7 +21,7 @@ def test_the_shipped_model_is_the_default_and_matches_its_manifest() -> None:
     assert default_model_dir(EncoderSettings()) == SHIPPED_MODEL_DIR
     manifest = read_manifest(SHIPPED_MODEL_DIR)  # checks the sha256 of model.onnx
     assert (manifest.model_id, manifest.base_model, manifest.dimension) == (
-        "termsearch-biolord-minilm-v1", "all-MiniLM-L6-v2", 384
+        "termsearch-biolord-minilm-v2", "all-MiniLM-L6-v2", 384
     )
     assert manifest.quantization.startswith("int8")
     assert (SHIPPED_MODEL_DIR / "model.onnx").stat().st_size < 40 * 2**20

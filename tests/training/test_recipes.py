@@ -31,7 +31,12 @@ def test_a_recipe_naming_an_unknown_dataset_is_refused() -> None:
 
 
 def test_the_cpu_recipe_reproduces_the_shipped_model_with_the_lay_phase_ready() -> None:
+    """Run 6 of docs/MODEL_CARD.md: lay pairs with 3 mined negatives and 2 bridges in the one
+    contrastive phase; run 7's lay phase is kept, switched off."""
     recipe = Recipe.load(RECIPES[0])
-    assert recipe.export.model_id == "termsearch-biolord-minilm-v1"
-    assert not recipe.lay.enabled and recipe.lay.datasets == ["lay", "synonyms"]
+    assert recipe.export.model_id == "termsearch-biolord-minilm-v2"
+    assert recipe.contrastive.datasets[0] == "lay" and (recipe.contrastive.hard_negatives, recipe.contrastive.bridges) == (3, 2)
+    assert not recipe.lay.enabled and recipe.lay.datasets == ["lay", "synonyms"] and recipe.lay.epochs == 3
+    assert (recipe.lay.hard_negatives, recipe.lay.bridges) == (3, 2)
     assert recipe.lay.max_examples == {"lay": None, "synonyms": 4000}
+    assert not recipe.distill.enabled
