@@ -100,8 +100,8 @@ def _add_hard_negatives(
     phase: ContrastiveConfig, datasets: dict[str, Dataset], model_dir: Path, graph: OntologyGraph, train_keys: set[Key], path: Path
 ) -> bool:
     """With ``phase.hard_negatives``, give the phase's lay pairs (and ``phase.bridges`` pairs into
-    the other systems) that many negatives each, mined by ``model_dir``, the model the phase starts from; saved at
-    ``path`` once: a resumed run reads them back."""
+    the other systems) that many negatives each, mined by ``model_dir``, the model the phase
+    starts from; saved at ``path`` once: a resumed run reads them back."""
     if not (phase.hard_negatives and "lay" in datasets):
         return False
     if not path.is_file():

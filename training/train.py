@@ -109,7 +109,7 @@ def hard_negatives(
     for start in range(0, len(anchors), 256):
         nearest = np.argsort(-(queries[start : start + 256] @ labels.T), axis=1)[:, :depth]
         for text, row in zip(anchors[start : start + 256], nearest, strict=True):
-            formal = [j for owner in owners[text] for j in rows_of[owner] if corpus[j][0] not in graph.nodes[owner].lay]
+            formal = _formal_rows(graph, owners[text], corpus, rows_of)
             same = (labels[row] @ labels[formal].T).max(axis=1) >= threshold if formal else np.zeros(len(row), bool)
             fair = _fair_negative(graph, owners[text])
             found = list(dict.fromkeys(corpus[j][0] for j, close in zip(row, same, strict=True) if not close and fair(*corpus[j])))
@@ -137,14 +137,7 @@ def _bridges(
     threshold: float,
 ) -> list[tuple[str, str]]:
     """(anchor, label of another system) pairs; see :func:`hard_negatives`."""
-    formal = {
-        j
-        for text in anchors
-        for owner in owners[text]
-        for j in rows_of[owner]
-        if corpus[j][0] not in graph.nodes[owner].lay and len(corpus[j][0]) >= 4
-    }
-    formal_rows = sorted(formal)
+    formal_rows = sorted({j for text in anchors for j in _formal_rows(graph, owners[text], corpus, rows_of) if len(corpus[j][0]) >= 4})
     near: dict[int, list[tuple[float, int]]] = {}
     for start in range(0, len(formal_rows), 256):
         chunk = formal_rows[start : start + 256]
@@ -162,6 +155,11 @@ def _bridges(
         found = sorted(hit for owner in owners[text] for j in rows_of[owner] for hit in near.get(j, []))[::-1]
         out.extend((text, label) for label in list(dict.fromkeys(corpus[j][0] for _, j in found))[:per_anchor])
     return out
+
+
+def _formal_rows(graph: OntologyGraph, owners: set[Key], corpus: list[tuple[str, Key]], rows_of: dict[Key, list[int]]) -> list[int]:
+    """Corpus rows of the ``owners`` concepts' labels that are not lay wording."""
+    return [j for owner in owners for j in rows_of[owner] if corpus[j][0] not in graph.nodes[owner].lay]
 
 
 def _fair_negative(graph: OntologyGraph, owners: set[Key]) -> Callable[[str, Key], bool]:
