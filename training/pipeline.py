@@ -32,14 +32,20 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
     graph = OntologyGraph.from_store(reader, recipe.systems)
     splits = held_out(list(graph.nodes), recipe.split.seed, recipe.split.dev, recipe.split.test)
     train_keys = splits[Split.TRAIN]
-    datasets = train.build_datasets(recipe, recipe.contrastive, graph, train_keys)
-    _add_hard_negatives(recipe.contrastive, datasets, base_dir, graph, train_keys, run_dir / "contrastive-hard-negatives.jsonl")
+    datasets = _prepared(
+        recipe.contrastive,
+        train.build_datasets(recipe, recipe.contrastive, graph, train_keys),
+        base_dir,
+        graph,
+        train_keys,
+        run_dir / "contrastive-hard-negatives.jsonl",
+    )
     lay_datasets = train.build_datasets(recipe, recipe.lay, graph, train_keys) if recipe.lay.enabled else {}
     data = {
         "systems": {key: reader.system(key).version for key in recipe.systems},
         "split": {split.value: len(keys) for split, keys in splits.items()},
-        "examples": {name: len(ds) for name, ds in datasets.items()},
-        "lay_examples": {name: len(ds) for name, ds in lay_datasets.items()},
+        "examples": _sizes(datasets),
+        "lay_examples": _sizes(lay_datasets),
     }
     (run_dir / "data.json").write_text(json.dumps(data, indent=2))
     log.info("data: %s", data)
@@ -52,9 +58,9 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
     final = _soup(teachers, run_dir / "contrastive-soup")
     if recipe.lay.enabled:
         phase = recipe.lay
-        if _add_hard_negatives(phase, lay_datasets, final, graph, train_keys, run_dir / "lay-hard-negatives.jsonl"):
-            data["lay_examples"]["lay"] = len(lay_datasets["lay"])
-            (run_dir / "data.json").write_text(json.dumps(data, indent=2))
+        lay_datasets = _prepared(phase, lay_datasets, final, graph, train_keys, run_dir / "lay-hard-negatives.jsonl")
+        data["lay_examples"] = _sizes(lay_datasets)
+        (run_dir / "data.json").write_text(json.dumps(data, indent=2))
         lay = [
             train.contrastive(final, lay_datasets, phase, recipe.max_seq_length, run_dir / f"lay-{seed}", seed)
             for seed in phase.seeds
@@ -96,20 +102,24 @@ def export_base(name: str, reader: StoreReader, systems: list[str], out_dir: Pat
     )
 
 
-def _add_hard_negatives(
+def _prepared(
     phase: ContrastiveConfig, datasets: dict[str, Dataset], model_dir: Path, graph: OntologyGraph, train_keys: set[Key], path: Path
-) -> bool:
-    """With ``phase.hard_negatives``, give the phase's lay pairs (and ``phase.bridges`` pairs into
-    the other systems) that many negatives each, mined by ``model_dir``, the model the phase
-    starts from; saved at ``path`` once: a resumed run reads them back."""
-    if not (phase.hard_negatives and "lay" in datasets):
-        return False
-    if not path.is_file():
-        partial = path.with_suffix(".partial")
-        train.hard_negatives(model_dir, datasets["lay"], graph, train_keys, phase.hard_negatives, bridges=phase.bridges).to_json(str(partial))
-        partial.replace(path)
-    datasets["lay"] = Dataset.from_json(str(path))
-    return True
+) -> dict[str, Dataset]:
+    """The phase's datasets as trained: with ``phase.hard_negatives``, its lay pairs (and
+    ``phase.bridges`` pairs into the other systems) get that many negatives each, mined by
+    ``model_dir``, the model the phase starts from, and saved at ``path`` once (a resumed run reads
+    them back); then ``phase.repeats`` applies."""
+    if phase.hard_negatives and "lay" in datasets:
+        if not path.is_file():
+            partial = path.with_suffix(".partial")
+            train.hard_negatives(model_dir, datasets["lay"], graph, train_keys, phase.hard_negatives, bridges=phase.bridges).to_json(str(partial))
+            partial.replace(path)
+        datasets = {**datasets, "lay": Dataset.from_json(str(path))}
+    return train.repeated(datasets, phase.repeats)
+
+
+def _sizes(datasets: dict[str, Dataset]) -> dict[str, int]:
+    return {name: len(ds) for name, ds in datasets.items()}
 
 
 def _soup(model_dirs: list[Path], out: Path) -> Path:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, PositiveInt, ValidationError
 
 
 # The builders of ``training.data.builders`` a phase can draw on.
@@ -48,6 +48,9 @@ class ContrastiveConfig(PhaseConfig):
     # With hard negatives: also pair each lay wording with up to this many labels of the other
     # systems that contain its concept's name ("Heart attack" → "Acute myocardial infarction").
     bridges: int = Field(default=0, ge=0)
+    # Each row of these datasets appears this many times in the phase, after mining: more passes
+    # over the lay pairs without more epochs of everything else.
+    repeats: dict[DatasetName, PositiveInt] = Field(default_factory=dict)
 
 
 class LayConfig(ContrastiveConfig):

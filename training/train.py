@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from datasets import Dataset
+from datasets import Dataset, concatenate_datasets
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, losses, models
 from sentence_transformers.sentence_transformer.training_args import (
     BatchSamplers,
@@ -51,6 +51,11 @@ def build_datasets(recipe: Recipe, phase: ContrastiveConfig, graph: OntologyGrap
         columns = ("anchor", "positive", "negative")[: len(rows[0])] if rows else ("anchor", "positive")
         out[name] = Dataset.from_dict({c: [row[i] for row in rows] for i, c in enumerate(columns)})
     return out
+
+
+def repeated(datasets: dict[str, Dataset], repeats: dict[str, int]) -> dict[str, Dataset]:
+    """Each dataset named in ``repeats`` that many times over; the batch sampler shuffles the copies apart."""
+    return {name: concatenate_datasets([ds] * repeats.get(name, 1)) for name, ds in datasets.items()}
 
 
 def contrastive(base_dir: Path, datasets: dict[str, Dataset], config: ContrastiveConfig, max_seq_length: int, out: Path, seed: int) -> Path:

@@ -30,6 +30,14 @@ def test_a_recipe_naming_an_unknown_dataset_is_refused() -> None:
     assert error["loc"] == ("lay", "datasets", 1) and error["input"] == "synonym"
 
 
+@pytest.mark.parametrize("count", [0, -1, 1.5])
+def test_a_dataset_repeated_less_than_once_or_a_fraction_of_a_time_is_refused(count: float) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Recipe.model_validate({"name": "x", "export": {"model_id": "x"}, "contrastive": {"repeats": {"lay": count}}})
+    (error,) = caught.value.errors()
+    assert error["loc"] == ("contrastive", "repeats", "lay") and error["input"] == count
+
+
 def test_the_cpu_recipe_reproduces_the_shipped_model_with_the_lay_phase_ready() -> None:
     """Run 6 of docs/MODEL_CARD.md: lay pairs with 3 mined negatives and 2 bridges in the one
     contrastive phase; run 7's lay phase is kept, switched off."""

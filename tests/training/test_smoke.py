@@ -33,7 +33,15 @@ RECIPE = {
         "save_steps": 2,
         "seeds": [42],
     },
-    "lay": {"enabled": True, "hard_negatives": 1, "max_examples": {"synonyms": 3}, "epochs": 1, "batch_size": 2, "seeds": [7]},
+    "lay": {
+        "enabled": True,
+        "hard_negatives": 1,
+        "repeats": {"lay": 2},
+        "max_examples": {"synonyms": 3},
+        "epochs": 1,
+        "batch_size": 2,
+        "seeds": [7],
+    },
     "distill": {"enabled": True, "dims": 4, "epochs": 1, "batch_size": 4, "seeds": [1, 2]},
     "export": {"model_id": "smoke-model", "quantize": True},
 }
@@ -58,8 +66,8 @@ def test_recipe_runs_end_to_end_and_resumes(toy_reader: StoreReader, tmp_path: P
     assert len(first) == data["examples"]["lay"] >= 4
     assert all(list(row) == ["anchor", "positive", "negative_1", "negative_2"] for row in first)
     assert all(len({row["positive"], row["negative_1"], row["negative_2"]}) == 3 for row in first)
-    # The 4 (lay, formal label) pairs of the training concepts, each with a mined negative.
-    assert data["lay_examples"] == {"lay": 4, "synonyms": 3}
+    # The 4 (lay, formal label) pairs of the training concepts, each with a mined negative, twice.
+    assert data["lay_examples"] == {"lay": 8, "synonyms": 3}
     mined = [json.loads(line) for line in (tmp_path / "run" / "lay-hard-negatives.jsonl").read_text().splitlines()]
     assert len(mined) == 4 and all(row["negative"] not in (row["anchor"], row["positive"]) for row in mined)
     for phase in ("contrastive-42", "lay-7", "distill-1", "distill-2", "distill-soup"):
