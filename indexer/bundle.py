@@ -5,9 +5,11 @@ Layout of ``{data_dir}/bundles/``::
     current -> 20261121T160000Z-1a2b3c4d   (symlink, switched atomically)
     20261121T160000Z-1a2b3c4d/
         manifest.json    encoder, dimension, systems and their label ranges, backends, file hashes
-        catalog.json     concepts [system, code, display, active] and labels [concept, text]
+        catalog.json     concepts [system, code, display, active, kind, billable, parent rows] and
+                         labels [concept row, text, label kind, origin]
         vectors.*        the vector index (backend-specific file)
         lexical/         the lexical index
+        chargrams/       the character n-gram index (typo-tolerant channel)
         model/           a copy of the encoder's model directory
 
 With the Elasticsearch backends, the manifest's ``lexical`` and ``vector`` sections name the
@@ -19,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +30,15 @@ from typing import Any
 import numpy as np
 
 from indexer.lexical import LexicalIndex, open_lexical
+from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
+from indexer.lexical.chargrams import CharGramIndex
 from indexer.settings import Settings
 from indexer.vector import VectorIndex, open_vector_index
 
 MANIFEST = "manifest.json"
 CATALOG = "catalog.json"
 CURRENT = "current"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 class BundleError(RuntimeError):
@@ -63,6 +68,24 @@ class CatalogConcept:
     code: str
     display: str
     active: bool
+    kind: str | None  # ICD-10-CM: chapter, block, category, code; None where a system has no kinds
+    billable: bool | None
+    parents: tuple[int, ...]  # catalog rows
+
+    @property
+    def grouping(self) -> bool:
+        """A chapter or block: a range of codes, never a code to record (left out unless asked)."""
+        return self.kind in GROUPING_KINDS
+
+
+GROUPING_KINDS = frozenset({"chapter", "block"})
+_CODE_NOISE = re.compile(r"[\s.:_-]+")
+
+
+def code_key(text: str) -> str:
+    """A code as typed in any usual form, for lookup: ``I21.9``, ``i219`` → ``I219``;
+    ``HP_0001649``, ``hp:0001649`` → ``HP0001649``."""
+    return _CODE_NOISE.sub("", text.strip().upper())
 
 
 def sha256_file(path: Path) -> str:
@@ -96,13 +119,22 @@ class Bundle:
                 f"{directory}: its {' and '.join(remote)} index is in Elasticsearch; set TERMSEARCH_ELASTICSEARCH__URL"
             )
         catalog = json.loads((self.directory / CATALOG).read_text(encoding="utf-8"))
-        self.concepts = [CatalogConcept(*row) for row in catalog["concepts"]]
+        self.concepts = [CatalogConcept(*row[:6], tuple(row[6])) for row in catalog["concepts"]]
         self.label_concept = np.asarray([row[0] for row in catalog["labels"]], dtype=np.int32)
         self.label_text: list[str] = [row[1] for row in catalog["labels"]]
+        self.label_kind: list[str] = [row[2] for row in catalog["labels"]]
+        self.label_origin: list[str | None] = [row[3] for row in catalog["labels"]]
         self.systems = {s["key"]: SystemRange(**s) for s in self.manifest["systems"]}
         self.vectors: VectorIndex = open_vector_index(self.manifest["vector"], self.directory, settings)
         self.lexical: LexicalIndex = open_lexical(self.manifest["lexical"], self.directory / "lexical", settings)
+        self.chargrams = CharGramIndex(self.directory / CHARGRAMS)
         self._by_code = {(c.system, c.code): i for i, c in enumerate(self.concepts)}
+        self._by_code_key: dict[str, list[int]] = {}
+        for row, concept in enumerate(self.concepts):
+            self._by_code_key.setdefault(code_key(concept.code), []).append(row)
+        self.grouping = np.fromiter((c.grouping for c in self.concepts), dtype=bool, count=len(self.concepts))
+        self.billable = np.fromiter((bool(c.billable) for c in self.concepts), dtype=bool, count=len(self.concepts))
+        self._children = _children(self.concepts)
 
     @property
     def id(self) -> str:
@@ -115,10 +147,34 @@ class Bundle:
     def concept_index(self, system: str, code: str) -> int | None:
         return self._by_code.get((system, code))
 
+    def rows_by_code(self, text: str) -> list[int]:
+        """Catalog rows whose code is ``text`` typed in any usual form (:func:`code_key`)."""
+        key = code_key(text)
+        return self._by_code_key.get(key, []) if key else []
+
+    def descendants(self, row: int) -> frozenset[int]:
+        """``row`` and every concept below it by is-a, from the catalog's own parent links (a
+        breadth-first walk in memory: milliseconds, whatever the store)."""
+        seen = {row}
+        frontier = [row]
+        while frontier:
+            below = np.concatenate([self._children[r] for r in frontier])
+            frontier = [r for r in dict.fromkeys(below.tolist()) if r not in seen]
+            seen.update(frontier)
+        return frozenset(seen)
+
     def concept_labels(self, concept: int) -> range:
         """The label ids of a catalog concept: each concept's labels are one run of ids, in
         concept order, so ``label_concept`` is sorted."""
         return range(*(int(i) for i in np.searchsorted(self.label_concept, [concept, concept + 1])))
+
+
+def _children(concepts: list[CatalogConcept]) -> list[np.ndarray]:
+    children: list[list[int]] = [[] for _ in concepts]
+    for row, concept in enumerate(concepts):
+        for parent in concept.parents:
+            children[parent].append(row)
+    return [np.asarray(rows, dtype=np.int64) for rows in children]
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:

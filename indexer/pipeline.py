@@ -34,6 +34,8 @@ from indexer.bundle import (
 )
 from indexer.encoders import Encoder
 from indexer.lexical import Label, lexical_builder
+from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
+from indexer.lexical.chargrams import build_chargrams
 from indexer.records import Concept
 from indexer.remote import BackendUnavailable
 from indexer.settings import Settings
@@ -91,15 +93,17 @@ def build_bundle(
                 json.dumps({"concepts": concepts, "labels": labels}, ensure_ascii=False), encoding="utf-8"
             )
         with timer("embed"):
-            texts = [text for _, text in labels]
+            texts = [label[1] for label in labels]
             cache = _embedding_cache(settings, encoder, texts)
             vectors = _embed(encoder, texts, cache, progress)
         with timer("vector_index"):
             index = build_vector_index(vectors, settings.vector, remote)
             vector_entry = index.save(staging)
         with timer("lexical_index"):
-            rows = (Label(i, text, *concepts[concept][:2]) for i, (concept, text) in enumerate(labels))
+            rows = (Label(i, text, *concepts[concept][:2]) for i, (concept, text, *_) in enumerate(labels))
             lexical_entry = lexical_builder(settings.lexical, remote).build(staging / "lexical", rows)
+        with timer("chargram_index"):
+            build_chargrams(staging / CHARGRAMS, texts)
     for stale in cache.parent.iterdir():
         if stale != cache:
             shutil.rmtree(stale, ignore_errors=True)
@@ -166,7 +170,8 @@ def _remote(settings: Settings, bundle_id: str) -> BundleIndexes | None:
 def _catalog(
     reader: StoreReader, systems: list[SystemVersion], progress: Progress
 ) -> tuple[list[SystemRange], list[list], list[list]]:
-    """Concept and label tables; per system, labels of active concepts come first."""
+    """Concept and label tables (the :class:`~indexer.bundle.Catalog` rows); per system, labels
+    of active concepts come first. A concept's parents are catalog rows of the same system."""
     ranges: list[SystemRange] = []
     concepts: list[list] = []
     labels: list[list] = []
@@ -176,12 +181,15 @@ def _catalog(
         for concept in reader.iter_concepts(system):
             by_status[concept.active].append(concept)
             progress.advance(task)
-        start = len(labels)
+        start, first_row = len(labels), len(concepts)
         for concept in by_status[True]:
             _append(concept, system.key, concepts, labels)
         active_stop = len(labels)
         for concept in by_status[False]:
             _append(concept, system.key, concepts, labels)
+        rows = {row[1]: number for number, row in enumerate(concepts[first_row:], start=first_row)}
+        for row in concepts[first_row:]:
+            row[-1] = sorted(rows[code] for code in row[-1] if code in rows)
         count = len(by_status[True]) + len(by_status[False])
         ranges.append(
             SystemRange(system.key, system.uri, system.name, system.version, start, active_stop, len(labels), count)
@@ -190,8 +198,11 @@ def _catalog(
 
 
 def _append(concept: Concept, system: str, concepts: list[list], labels: list[list]) -> None:
-    labels.extend([len(concepts), text] for text in concept.labels())
-    concepts.append([system, concept.code, concept.display, concept.active])
+    """``[system, code, display, active, kind, billable, parent codes]`` (the codes become rows
+    once the system is read) and ``[concept row, text, label kind, origin]`` per label."""
+    labels.extend([len(concepts), d.text, d.kind, d.origin] for d in concept.label_designations())
+    billable = concept.properties.get("billable")
+    concepts.append([system, concept.code, concept.display, concept.active, concept.kind, billable, concept.parents])
 
 
 def _embedding_cache(settings: Settings, encoder: Encoder, texts: list[str]) -> Path:

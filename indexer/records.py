@@ -36,8 +36,21 @@ class Designation:
     use: str = DesignationUse.SYNONYM
     language: str = "en"
     scope: str | None = None  # OBO scope: EXACT, BROAD, NARROW, RELATED
-    type: str | None = None  # synonym type: layperson, abbreviation, uk_spelling, inclusion, ...
+    type: str | None = None  # synonym type: layperson, abbreviation, uk_spelling, inclusion, includes, ...
     active: bool = True
+    # Where a designation that the terminology itself does not state came from: a propagated
+    # synonym ("hpo HP:0001658 'Myocardial infarction' layperson, score 0.93"), a supplement.
+    origin: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """What the label is, as a row's why-this-hit names it: ``preferred``, ``fsn``, the
+        synonym type (``layperson``, ``inclusion``, ...), else ``synonym`` with its OBO scope."""
+        if self.use in (DesignationUse.PREFERRED, DesignationUse.FSN):
+            return self.use
+        if self.type:
+            return self.type
+        return f"{self.scope.lower()} synonym" if self.scope else "synonym"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,11 +88,19 @@ class Concept:
 
     def labels(self) -> list[str]:
         """Display first, then the other distinct designation texts, in order."""
-        seen: dict[str, None] = {self.display: None}
+        return [d.text for d in self.label_designations()]
+
+    def label_designations(self) -> list[Designation]:
+        """The designation of each of :meth:`labels` (the first one with that text)."""
+        seen: dict[str, Designation] = {self.display: Designation(self.display, DesignationUse.PREFERRED)}
         for d in self.designations:
-            if d.active:
-                seen.setdefault(d.text, None)
-        return list(seen)
+            if d.active and d.text not in seen:
+                seen[d.text] = d
+        return list(seen.values())
+
+    @property
+    def kind(self) -> str | None:
+        return self.properties.get("kind")
 
 
 class Source(Protocol):

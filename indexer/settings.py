@@ -76,12 +76,13 @@ class ElasticsearchSettings(BaseModel):
 class SearchSettings(BaseModel):
     max_k: int = 100
     max_query_length: int = 512
-    # Reciprocal rank fusion's constant (search-as-you-type, which fuses prefix and dense rankings).
-    rrf_k: int = 60
-    # Hybrid fuses the top ``max(k, fusion_depth)`` concepts of each retriever as
-    # ``dense_weight·cosine + (1 − dense_weight)·BM25 / top BM25`` (bench/bench_fusion.py chose it).
+    # The ranking core takes the top ``max(k, fusion_depth)`` concepts of each channel (dense,
+    # BM25, character n-grams) as candidates, then orders them by calibrated confidence.
     fusion_depth: int = 50
-    dense_weight: float = Field(default=0.95, ge=0, le=1)
+    # The documented default threshold: a filtered $expand lists only concepts at or above it
+    # (and /search, /similar, /match when a caller passes it as min_confidence). Chosen in
+    # bench/bench_ranking.py so that nonsense and off-topic queries return nothing.
+    confidence_threshold: float = Field(default=0.3, ge=0, le=1)
     # How many label hits to fetch per wanted concept before grouping labels into concepts.
     label_oversample: int = 4
     # Dense requests encoding and scanning at once. Each already uses every core (ONNX Runtime

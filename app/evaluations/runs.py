@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import Engine, insert, select
 
+from app.search.scope import Scope
 from app.search.service import Mode, SearchService
 from evaluation.gold import RankingItem
 from evaluation.hierarchy import Hierarchy
@@ -57,7 +58,8 @@ def evaluate(
     depth = k * CANDIDATE_DEPTH if candidates is not None else k
 
     def search(query: str) -> list[str]:
-        return [row.code for row in service.search(query, [system], depth, mode)]
+        ranking = service.rank(query, Scope((system,)), depth, mode)
+        return [service.bundle.concepts[row.concept].code for row in ranking.rows]
 
     return evaluate_ranking(items, search, gain=hierarchy.gains, k=k, labels=hierarchy.labels, candidates=candidates)
 

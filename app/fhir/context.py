@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-import numpy as np
-
 from app.fhir.outcome import NotFound, UnknownCode
 from app.search.autocomplete import Autocomplete
 from app.search.service import SearchService
@@ -23,12 +21,6 @@ class Subtree:
 
     rows: frozenset[int]
     ordered: tuple[int, ...]  # catalog order
-    label_span: tuple[int, int]  # the smallest label-id range holding all their labels
-
-    def ranges(self, system_range: tuple[int, int]) -> list[tuple[int, int]]:
-        """``system_range`` narrowed to the subtree's labels (searches scan less)."""
-        start, stop = max(system_range[0], self.label_span[0]), min(system_range[1], self.label_span[1])
-        return [(start, stop)] if start < stop else []
 
 
 @dataclass
@@ -88,11 +80,6 @@ class FhirContext:
         return None if version is None else self.reader.concept(version, code)
 
     def _subtree(self, system: SystemRange, code: str) -> Subtree:
-        """``code`` and its descendants by the store's is-a edges (``subtree``: the cached form)."""
-        root = self.row(system, code)
-        version = self._store_versions.get(system.key)
-        below = self.reader.descendants(version, code) if version is not None else set()
-        rows = {root} | {r for c in below if (r := self.bundle.concept_index(system.key, c)) is not None}
-        in_system = self.bundle.label_concept[system.start : system.stop]
-        labels = np.flatnonzero(np.isin(in_system, np.fromiter(rows, dtype=np.int64))) + system.start
-        return Subtree(frozenset(rows), tuple(sorted(rows)), (int(labels[0]), int(labels[-1]) + 1))
+        """``code`` and its descendants by the bundle's is-a links (``subtree``: the cached form)."""
+        rows = self.bundle.descendants(self.row(system, code))
+        return Subtree(rows, tuple(sorted(rows)))

@@ -1,10 +1,14 @@
 """``ValueSet/$expand``: an implicit value set's codes, or, with ``filter``, the concepts that the
-hybrid semantic search ranks best for the text (prefix-aware: "tachyc" finds Tachycardia).
+ranking core puts above the confidence threshold for the text, best first, through the
+autocomplete rewrite (``app.search.autocomplete``: "tachyc" finds Tachycardia).
 
-A filtered expansion is the ranked top ``fhir.filter_depth`` concepts (``total``); ``offset`` and
-``count`` page through that one ranking. An unfiltered one lists codes in catalog order. Each
-code carries its system and version; filtered ones also the label that matched and its score
-(extensions ``MATCHED_TERM`` and ``SCORE``).
+A filtered expansion lists at most ``fhir.filter_depth`` concepts, those with a confidence of at
+least ``min_confidence`` (default ``search.confidence_threshold``), and ``total`` counts them, so
+a filter that means nothing ("xxxqqq") expands to nothing; ``offset`` and ``count`` page through
+that one ranking. An unfiltered one lists codes in catalog order. ICD-10-CM chapters and blocks
+are never listed by a filter. Each code carries its system and version; filtered ones also the
+label that matched, its score and confidence (extensions ``MATCHED_TERM``, ``SCORE``,
+``CONFIDENCE``).
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ from app.fhir.designations import designations, display_in
 from app.fhir.outcome import InvalidRequest, TooCostly
 from app.fhir.params import OperationParams
 from app.fhir.valuesets import ValueSetRef, parse_value_set
-from app.search.service import Hit
+from app.search.service import Ranked
 
 MATCHED_TERM = "urn:termsearch:fhir:matched-term"
 SCORE = "urn:termsearch:fhir:score"
+CONFIDENCE = "urn:termsearch:fhir:confidence"
 
 # Echoed in expansion.parameter when given, with their FHIR types.
 ECHOED = {
@@ -33,6 +38,7 @@ ECHOED = {
     "activeOnly": "valueBoolean",
     "includeDesignations": "valueBoolean",
     "displayLanguage": "valueCode",
+    "min_confidence": "valueDecimal",
 }
 
 
@@ -48,11 +54,16 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         raise TooCostly(f"count: at most {limits.max_count} codes per page (got {count})")
     if len(text) > context.settings.search.max_query_length:
         raise InvalidRequest(f"filter: longer than {context.settings.search.max_query_length} characters")
+    min_confidence = params.decimal("min_confidence")
+    if min_confidence is None:
+        min_confidence = context.settings.search.confidence_threshold
+    elif not 0.0 <= min_confidence <= 1.0:
+        raise InvalidRequest(f"min_confidence: must be between 0 and 1 (got {min_confidence})")
 
-    hits: Sequence[Hit] | None = None
+    hits: Sequence[Ranked] | None = None
     if text:
-        allowed = None if value_set.subtree is None else value_set.subtree.rows
-        hits = context.autocomplete.rank(text, value_set.label_ranges(not active_only), limits.filter_depth, allowed)
+        scope = value_set.scope(include_inactive=not active_only)
+        hits = context.autocomplete.rank(text, scope, limits.filter_depth, min_confidence).rows
         rows: Sequence[int] = [hit.concept for hit in hits]
     else:
         rows = value_set.rows(context, active_only)
@@ -87,6 +98,8 @@ def _given(params: OperationParams, name: str) -> Any:
         return params.integer(name)
     if kind == "valueBoolean":
         return params.boolean(name)
+    if kind == "valueDecimal":
+        return params.decimal(name)
     return params.text(name)
 
 
@@ -94,7 +107,7 @@ def _entry(
     context: FhirContext,
     value_set: ValueSetRef,
     row: int,
-    hit: Hit | None,
+    hit: Ranked | None,
     include_designations: bool,
     language: str | None,
 ) -> dict[str, Any]:
@@ -104,6 +117,7 @@ def _entry(
         entry["extension"] = [
             {"url": MATCHED_TERM, "valueString": context.bundle.label_text[hit.label]},
             {"url": SCORE, "valueDecimal": round(hit.score, 6)},
+            {"url": CONFIDENCE, "valueDecimal": round(hit.confidence, 4)},
         ]
     if not concept.active:
         entry["inactive"] = True

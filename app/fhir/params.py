@@ -80,6 +80,18 @@ class OperationParams:
             raise InvalidRequest(f"{name}: expected an integer of at least {minimum} (got {given!r})")
         return value
 
+    def decimal(self, name: str) -> float | None:
+        given = self._one(name)
+        value = given
+        if isinstance(given, str):
+            try:
+                value = float(given) if re.fullmatch(r"-?\d{1,6}(\.\d{1,12})?", given) else given
+            except ValueError:
+                value = given
+        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
+            raise InvalidRequest(f"{name}: expected a decimal (got {given!r})")
+        return None if value is None else float(value)
+
     def boolean(self, name: str) -> bool | None:
         value = self._one(name)
         if isinstance(value, str):

@@ -3,8 +3,8 @@
 - Stored: the concept's xrefs (HPO carries ``UMLS:C…``, ``SNOMEDCT_US:…``; ``equivalent``) and
   SNOMED CT historical associations (``same_as``/``replaced_by`` ``equivalent``,
   ``possibly_equivalent_to`` ``inexact``, ``was_a`` ``wider``, others ``relatedto``).
-- Semantic: the concepts of the target whose labels the encoder puts nearest the source's
-  display, as ``relatedto`` (unreviewed), each with its cosine score (extension ``SCORE``).
+- Semantic: the concepts of the target that the ranking core puts first for the source's labels
+  (as ``/similar``), as ``relatedto`` (unreviewed), each with its confidence (extension ``SCORE``).
 
 The target is ``targetsystem`` (a code system URI) or ``target`` (a value set URL, e.g. a
 subtree); without either, every loaded system but the source's gets semantic candidates.
@@ -20,7 +20,9 @@ from app.fhir.expand import SCORE
 from app.fhir.outcome import InvalidRequest, NotFound
 from app.fhir.params import OperationParams
 from app.fhir.valuesets import ValueSetRef, parse_value_set
-from app.search.service import Hit
+from app.search.scope import Scope
+from app.search.service import Mode, Ranked
+from app.search.similar import concept_labels, match_labels
 from indexer.bundle import SystemRange
 
 XREF_SYSTEMS = {
@@ -74,7 +76,7 @@ def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
             if target.accepts(uri, code):
                 matches.setdefault((uri, code), _match(context, uri, code, equivalence))
     for system in [target.system] if target.system else [s for s in context.bundle.systems.values() if s != source]:
-        for hit in _semantic(context, system, target.value_set, context.concept(row).display, row):
+        for hit in _semantic(context, system, target.value_set, row):
             code = context.concept(hit.concept).code
             matches.setdefault((system.uri, code), _match(context, system.uri, code, "relatedto", hit.score))
 
@@ -112,16 +114,15 @@ def _stored(
     return found
 
 
-def _semantic(
-    context: FhirContext, system: SystemRange, value_set: ValueSetRef | None, text: str, source_row: int
-) -> list[Hit]:
+def _semantic(context: FhirContext, system: SystemRange, value_set: ValueSetRef | None, source_row: int) -> list[Ranked]:
+    """The core's best concepts of the target for all the source's labels (as ``/similar``)."""
     k = context.settings.fhir.translate_candidates
     if k == 0:
         return []
-    ranges = [system.label_range(False)] if value_set is None else value_set.label_ranges(False)
-    allowed = None if value_set is None or value_set.subtree is None else value_set.subtree.rows
-    hits = context.service.dense(text, ranges, k + 1, allowed)
-    return [hit for hit in hits if hit.concept != source_row][:k]
+    exclude = frozenset({source_row})
+    scope = Scope((system.key,), exclude=exclude) if value_set is None else value_set.scope(False, exclude)
+    labels = concept_labels(context.service, source_row)
+    return [match.row for match in match_labels(context.service, labels, scope, k, Mode.HYBRID)]
 
 
 def _match(context: FhirContext, uri: str, code: str, equivalence: str, score: float | None = None) -> dict[str, Any]:

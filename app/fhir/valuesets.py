@@ -15,6 +15,7 @@ from urllib.parse import unquote
 
 from app.fhir.context import FhirContext, Subtree
 from app.fhir.outcome import NotFound
+from app.search.scope import Scope
 from indexer.bundle import SystemRange
 
 ALL_CODES = "fhir_vs"
@@ -27,9 +28,10 @@ class ValueSetRef:
     system: SystemRange
     subtree: Subtree | None  # None: every code of the system
 
-    def label_ranges(self, include_inactive: bool) -> list[tuple[int, int]]:
-        full = self.system.label_range(include_inactive)
-        return [full] if self.subtree is None else self.subtree.ranges(full)
+    def scope(self, include_inactive: bool, exclude: frozenset[int] = frozenset()) -> Scope:
+        """The ranking scope of the value set (chapters and blocks left out, as everywhere)."""
+        subtree = None if self.subtree is None else self.subtree.rows
+        return Scope((self.system.key,), subtree, exclude, include_inactive=include_inactive)
 
     def rows(self, context: FhirContext, active_only: bool) -> range | list[int]:
         """The value set's catalog rows in catalog order."""

@@ -85,13 +85,13 @@ def resolve(
     if not 0.0 <= request.min_score <= 1.0:
         raise InputError(f"min_score: must be between 0 and 1 (got {request.min_score})", "min_score")
     _system(service, request.target_system, "target_system")
-    target = Target(request.target_system, _subtree(service, reader, request.target_system, request.target_ancestor, "target_ancestor"))
+    target = Target(request.target_system, _subtree(service, request.target_system, request.target_ancestor, "target_ancestor"))
     if (request.concepts is None) == (request.source_system is None):
         raise InputError("concepts: give either concepts or source_system", "concepts")
     if request.concepts is not None:
         sources = _listed(request.concepts, settings)
     else:
-        sources = _system_sources(service, reader, request.source_system, request.source_ancestor)
+        sources = _system_sources(service, request.source_system, request.source_ancestor)
     param = "concepts" if request.concepts is not None else "source_system"
     if len(sources) > max_sources:
         hint = " (larger batches run as a job: POST /match/jobs)" if max_sources == limits.max_sync_sources else ""
@@ -105,19 +105,15 @@ def _system(service: SearchService, key: str | None, param: str) -> None:
         raise InputError(f"{param}: unknown code system {key!r}; loaded: {known}", param)
 
 
-def _subtree(
-    service: SearchService, reader: StoreReader, system: str, ancestor: str | None, param: str
-) -> frozenset[int] | None:
-    """Catalog rows of ``ancestor`` and every concept below it, or None for no ancestor."""
+def _subtree(service: SearchService, system: str, ancestor: str | None, param: str) -> frozenset[int] | None:
+    """Catalog rows of ``ancestor`` and every concept below it (the bundle's is-a links), or None."""
     if ancestor is None:
         return None
     bundle = service.bundle
     root = bundle.concept_index(system, ancestor)
-    version = reader.system(system)
-    if root is None or version is None:
+    if root is None:
         raise InputError(f"{param}: {ancestor!r} is not a code of {system} {bundle.systems[system].version}", param)
-    below = (bundle.concept_index(system, code) for code in reader.descendants(version, ancestor))
-    return frozenset({root, *(row for row in below if row is not None)})
+    return bundle.descendants(root)
 
 
 def _listed(concepts: list[SourceConcept], settings: Settings) -> list[Source]:
@@ -147,12 +143,12 @@ def _listed(concepts: list[SourceConcept], settings: Settings) -> list[Source]:
     return sources
 
 
-def _system_sources(service: SearchService, reader: StoreReader, system: str | None, ancestor: str | None) -> list[Source]:
+def _system_sources(service: SearchService, system: str | None, ancestor: str | None) -> list[Source]:
     """The active concepts of a loaded system (or of one subtree), in catalog order."""
     _system(service, system, "source_system")
     assert system is not None
     bundle = service.bundle
-    subtree = _subtree(service, reader, system, ancestor, "source_ancestor")
+    subtree = _subtree(service, system, ancestor, "source_ancestor")
     served = bundle.systems[system]
     start, stop = served.label_range(include_inactive=False)
     rows = range(int(bundle.label_concept[start]), int(bundle.label_concept[stop - 1]) + 1) if stop > start else range(0)

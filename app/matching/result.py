@@ -13,7 +13,7 @@ from typing import Any
 
 from app.matching.matcher import Candidate, SourceMatches
 from app.matching.request import MatchMode, MatchRequest, Resolved
-from app.search.service import SearchService
+from app.search.service import SearchService, Why
 
 TOOL = "termsearch"
 
@@ -100,4 +100,4 @@ def results_to_json(results: list[SourceMatches]) -> list[dict[str, Any]]:
 
 
 def results_from_json(rows: list[dict[str, Any]]) -> list[SourceMatches]:
-    return [SourceMatches(r["id"], r["label"], [Candidate(**c) for c in r["candidates"]]) for r in rows]
+    return [SourceMatches(r["id"], r["label"], [Candidate(**{**c, "why": Why(**c["why"])}) for c in r["candidates"]]) for r in rows]

@@ -1,26 +1,26 @@
-"""Search as you type: hybrid search where the last, partly typed word also matches as a prefix.
+"""Search as you type: a query rewrite on the ranking core, not a second ranker.
 
-The lexical side receives the text plus the most frequent label words that its last word begins
-with ("tachyc" → "tachycardia", "tachycardic"), so BM25 over the shared normaliser's tokens
-matches them on every lexical backend. The dense side receives the finished words only: while the
-last word is not yet a known word it is left out (an encoder reads a fragment as noise; a lone
-fragment is searched lexically only, unless it matches nothing) and the dense ranking weighs
-half in the fusion. So the dense query stays the same while a word is being typed, and its
-vector is cached (LRU): one encoding per finished word, not per keystroke.
+The finished words carry the meaning. While the last word is unfinished (the text does not end
+with a space or punctuation), it is completed to a word of the scope's labels: among the words
+it begins, the one held by most labels that also hold the finished words ("heart att" →
+"attack", as in *Heart attack*), else the one held by most labels of the scope ("tachyc" →
+"tachycardia"); a fragment that begins no word is kept as typed (the character channel still
+finds a misspelling). The rewritten text is ranked by :meth:`SearchService.rank`, exactly as
+``/search`` would rank it, so "heart att" lists what "heart attack" lists.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Container
-from functools import lru_cache
+from collections.abc import Sequence
 
-from app.search.service import Hit, SearchService, rrf
+import numpy as np
+
+from app.search.scope import Scope
+from app.search.service import Mode, Ranking, SearchService
 from indexer.lexical.normalise import fold, words
 
 MIN_PREFIX = 2  # shorter fragments are not completed
-PARTIAL_DENSE_WEIGHT = 0.5
-VECTOR_CACHE = 4096  # dense query vectors kept
 _LAST_WORD = re.compile(r"(\w+)$")
 
 
@@ -35,31 +35,47 @@ def without_last_word(text: str) -> str:
 
 
 class Autocomplete:
-    """Prefix-aware hybrid ranking over one search service (its bundle's labels)."""
+    """Completes the unfinished last word within the scope, then ranks with the core."""
 
     def __init__(self, service: SearchService, completions: int) -> None:
         self.service = service
         self.completions = completions
-        self._vector = lru_cache(maxsize=VECTOR_CACHE)(service.encode)
 
-    def rank(
-        self, text: str, ranges: list[tuple[int, int]], depth: int, allowed: Container[int] | None = None
-    ) -> list[Hit]:
-        """The top ``depth`` concepts; each keeps its best lexical label where it has one."""
+    def rewrite(self, text: str, scope: Scope) -> str:
+        """The text the core ranks: ``text`` with its unfinished last word completed."""
         partial = partial_word(text)
+        if partial is None or len(partial) < MIN_PREFIX or not self.completions:
+            return text.strip()
         vocabulary = self.service.vocabulary
-        unfinished = partial is not None and partial not in vocabulary
-        extra = (
-            vocabulary.completions(partial, self.completions)
-            if partial is not None and len(partial) >= MIN_PREFIX and self.completions
-            else ()
-        )
-        lexical = self.service.lexical(" ".join((text, *extra)), ranges, depth, allowed)
-        finished = without_last_word(text) if unfinished else text.strip()
-        if not words(finished):
-            if lexical:
-                return lexical
-            finished = text  # the fragment matched no word (a typo?): the encoder gets it as typed
-        dense = self.service.dense(self._vector(finished), ranges, depth, allowed)
-        weights = (1.0, PARTIAL_DENSE_WEIGHT if unfinished else 1.0)
-        return rrf([lexical, dense], self.service.settings.rrf_k, weights)[:depth]
+        ranges = tuple(scope.ranges(self.service.bundle))
+        options = list(vocabulary.completions(partial, ranges, self.completions))
+        if partial in vocabulary and partial not in options:
+            options.insert(0, partial)
+        if not options:
+            return text.strip()
+        finished = without_last_word(text)
+        best = self._with_finished(options, words(finished), ranges) or options[0]
+        return f"{finished} {best}".strip()
+
+    def _with_finished(self, options: Sequence[str], finished: list[str], ranges: tuple[tuple[int, int], ...]) -> str | None:
+        """The option held by most labels of the scope that also hold every finished word."""
+        if not finished:
+            return None
+        vocabulary = self.service.vocabulary
+        labels = vocabulary.labels_with(finished[0])
+        for word in finished[1:]:
+            labels = np.intersect1d(labels, vocabulary.labels_with(word), assume_unique=True)
+        labels = labels[_inside(labels, ranges)]
+        counts = {option: vocabulary.cooccurring(option, labels) for option in options}
+        best = max(options, key=counts.__getitem__)
+        return best if counts[best] else None
+
+    def rank(self, text: str, scope: Scope, k: int, min_confidence: float = 0.0) -> Ranking:
+        return self.service.rank(self.rewrite(text, scope), scope, k, Mode.HYBRID, min_confidence)
+
+
+def _inside(labels: np.ndarray, ranges: tuple[tuple[int, int], ...]) -> np.ndarray:
+    keep = np.zeros(len(labels), dtype=bool)
+    for start, stop in ranges:
+        keep |= (labels >= start) & (labels < stop)
+    return keep

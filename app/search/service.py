@@ -1,29 +1,47 @@
-"""Text → concept search over a bundle: dense, lexical, or hybrid (a convex combination).
+"""The ranking core: every surface that ranks concepts (``/search``, the ``$expand``
+autocomplete, ``/similar``, ``$translate`` candidates, ``/match``) calls :meth:`SearchService.rank`.
 
-Every label of every concept is indexed; a concept's score is that of its best label, and the
-row names that label as ``matched_term``. Scores: cosine similarity (dense), BM25 (lexical),
-``w·cosine + (1 − w)·BM25 / top BM25`` with ``w = dense_weight`` (hybrid, :func:`convex`).
+For one query within a :class:`~app.search.scope.Scope`, four channels retrieve candidate
+concepts, each keeping a concept's best label:
+
+- **dense**: cosine of the encoder's vectors (the meaning: "heart attack" → myocardial infarction);
+- **lexical**: BM25 over the shared normaliser's tokens;
+- **char**: character 3-gram TF-IDF, which finds misspellings ("pnemonia");
+- **code**: the query as a code of a loaded system, in any usual form ("i219", "HP_0001649").
+
+Every candidate is then described by the same features (:data:`~app.search.confidence.FEATURES`,
+over all its labels), and the hybrid ranking orders concepts by the calibrated confidence those
+features give (:mod:`app.search.confidence`); ``dense`` and ``lexical`` modes order by cosine or
+BM25 alone. A code match always ranks first. When a query word is unknown to the labels'
+vocabulary and a close word exists, the corrected query is searched too and offered as
+``suggestion``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Sequence
+import re
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
+from indexer.lexical.normalise import fold, tokens, words
 from indexer.settings import SearchSettings
 
+from app.search.confidence import FEATURES, Calibration
+from app.search.scope import Scope
 from app.search.vocabulary import Vocabulary
-
 
 LabelSearch = Callable[[int, tuple[int, int]], Iterable[tuple[float, int]]]
 """(how many labels, id range) -> (score, label id) pairs, best first."""
+
+_WORD_SPLIT = re.compile(r"(\W+)")
+_COS, _CHAR, _WORDS, _LABEL_WORDS, _BM25, _CODE, _CORRECTED = range(len(FEATURES))
 
 
 class Mode(StrEnum):
@@ -40,150 +58,322 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class Why:
+    """Why a row was returned: the label that matched (its kind and, for knowledge the
+    terminology does not state, its origin) and each channel's part."""
+
+    matched_term: str
+    matched_type: str
+    origin: str | None
+    cosine: float
+    bm25: float | None  # raw BM25 of the best label; None when BM25 did not retrieve the concept
+    char: float
+    words: float
+    code: bool
+    corrected: bool
+
+
+@dataclass(frozen=True)
+class Ranked:
+    concept: int
+    label: int  # the label shown as matched
+    score: float  # hybrid: the confidence; dense: cosine; lexical: BM25
+    confidence: float
+    features: tuple[float, ...] = field(repr=False)
+    bm25: float | None = None
+
+
+@dataclass(frozen=True)
+class Ranking:
+    rows: list[Ranked]
+    suggestion: str | None = None  # the query with unknown words corrected, when any was
+
+
+@dataclass(frozen=True)
 class Result:
     rank: int
     system: str
     code: str
     display: str
+    kind: str | None
+    billable: bool | None
+    inactive: bool
     score: float
+    confidence: float
     matched_term: str
+    why: Why
+
+
+@dataclass
+class _Query:
+    """One text's retrieval inputs: its vector, char n-gram vector and tokens."""
+
+    text: str
+    vector: np.ndarray | None
+    chars: object
+    tokens: list[str]
+    corrected: bool = False
 
 
 class SearchService:
-    def __init__(self, bundle: Bundle, encoder: Encoder, settings: SearchSettings) -> None:
+    def __init__(
+        self, bundle: Bundle, encoder: Encoder, settings: SearchSettings, calibration: Calibration | None = None
+    ) -> None:
         self.bundle = bundle
         self.encoder = encoder
         self.settings = settings
+        self.calibration = calibration or Calibration.load()
         self._dense_slots = threading.BoundedSemaphore(settings.dense_slots)
+        self._label_tokens = lru_cache(maxsize=500_000)(self._tokens_of_label)
+        self.vector = lru_cache(maxsize=4096)(self._encode_one)
 
     @cached_property
     def vocabulary(self) -> Vocabulary:
         """The labels' words (about a second per 150k labels): built when the service is opened,
-        before it serves, so the first search-as-you-type request does not wait for it."""
+        before it serves, so no request waits for it."""
         return Vocabulary(self.bundle.label_text)
 
-    def search(
+    # --- the one entry point ----------------------------------------------------------------------
+
+    def rank(
         self,
         query: str,
-        systems: Sequence[str],
+        scope: Scope,
         k: int = 10,
         mode: Mode = Mode.HYBRID,
-        include_inactive: bool = False,
-    ) -> list[Result]:
-        """Top ``k`` concepts of the given systems (all the bundle's when empty)."""
-        ranges = [
-            self.bundle.systems[key].label_range(include_inactive) for key in (systems or self.bundle.systems)
+        min_confidence: float = 0.0,
+    ) -> Ranking:
+        """The top ``k`` concepts of ``scope`` for ``query`` with at least ``min_confidence``."""
+        return self.rank_many([query], scope, k, mode, min_confidence)[0]
+
+    def rank_many(
+        self,
+        queries: Sequence[str],
+        scope: Scope,
+        k: int = 10,
+        mode: Mode = Mode.HYBRID,
+        min_confidence: float = 0.0,
+    ) -> list[Ranking]:
+        """:meth:`rank` for several queries, their texts encoded in one batch."""
+        corrections = [self.correct(query) for query in queries]
+        texts = list(dict.fromkeys([*queries, *(c for c in corrections if c and mode is not Mode.LEXICAL)]))
+        vectors = dict(zip(texts, self.encode(texts), strict=True)) if mode is not Mode.LEXICAL else {}
+        rankings = []
+        for query, correction in zip(queries, corrections, strict=True):
+            asked = [self._query(query, vectors.get(query))]
+            if correction and mode is not Mode.LEXICAL:
+                asked.append(self._query(correction, vectors.get(correction), corrected=True))
+            rows = self._rank(asked, scope, k, mode)
+            rankings.append(Ranking([r for r in rows if r.confidence >= min_confidence], correction))
+        return rankings
+
+    def correct(self, query: str) -> str | None:
+        """``query`` with each unknown word replaced by the closest known one, if any was."""
+        vocabulary = self.vocabulary
+        changed = False
+        out = query
+        for word in dict.fromkeys(words(query)):
+            better = vocabulary.correction(word)
+            if better is not None:
+                out = _replace_word(out, word, better)
+                changed = True
+        return out if changed else None
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts``; each text is encoded alone (dynamic int8 quantisation scales per
+        batch, so a batch would make a text's vector depend on its neighbours), and cached."""
+        return np.stack([self.vector(text) for text in texts]) if texts else np.empty((0, self.encoder.dimension))
+
+    def _encode_one(self, text: str) -> np.ndarray:
+        with self._dense_slots:
+            return self.encoder.encode([text])[0]
+
+    # --- retrieval ---------------------------------------------------------------------------------
+
+    def _query(self, text: str, vector: np.ndarray | None, corrected: bool = False) -> _Query:
+        return _Query(text, vector, self.bundle.chargrams.vector(text), tokens(text), corrected)
+
+    def _rank(self, asked: list[_Query], scope: Scope, k: int, mode: Mode) -> list[Ranked]:
+        bundle = self.bundle
+        mask = scope.mask(bundle)
+        ranges = scope.ranges(bundle)
+        depth = max(k, self.settings.fusion_depth)
+        keys = set(scope.keys(bundle))
+        code_rows = [
+            r for r in bundle.rows_by_code(asked[0].text)
+            if mask[r] and bundle.concepts[r].system in keys and (scope.include_inactive or bundle.concepts[r].active)
         ]
+        bm25: dict[int, Hit] = {}
+        candidates: dict[int, None] = dict.fromkeys(code_rows)
+        for query in asked:
+            found: list[dict[int, Hit]] = []
+            if mode is not Mode.LEXICAL and query.vector is not None:
+                vector = query.vector
+                found.append(self._channel(lambda n, r, v=vector: zip(*bundle.vectors.search(v, n, r)), ranges, depth, mask, scope))
+            if mode is not Mode.DENSE:
+                lexical = self._channel(
+                    lambda n, r, q=query.text: ((s, i) for i, s in bundle.lexical.search(q, n, r)), ranges, depth, mask, scope
+                )
+                if not query.corrected:
+                    bm25 = lexical
+                found.append(lexical)
+            if mode is Mode.HYBRID:
+                chars = self._channel(lambda n, r, q=query.text: zip(*bundle.chargrams.search(q, n, r)), ranges, depth, mask, scope)
+                found.append(chars)
+            for channel in found:
+                candidates.update(dict.fromkeys(channel))
+        if scope.exclude_labels:  # a concept all of whose labels are left out cannot match
+            candidates = {c: None for c in candidates if set(self.bundle.concept_labels(c)) - scope.exclude_labels}
+        if not candidates:
+            return []
+        rows = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
+        features, labels = self._features(asked, rows, bm25, set(code_rows), scope.exclude_labels)
+        confidence = self.calibration.confidence(features)
         if mode is Mode.DENSE:
-            hits = self.dense(query, ranges, k)
+            score = features[:, _COS]
         elif mode is Mode.LEXICAL:
-            hits = self.lexical(query, ranges, k)
+            score = np.array([bm25[r].score if r in bm25 else 0.0 for r in rows.tolist()], dtype=np.float32)
         else:
-            depth = max(k, self.settings.fusion_depth)
-            hits = self.fuse(self.dense(query, ranges, depth), self.lexical(query, ranges, depth))[:k]
-        return [self.result(rank, hit) for rank, hit in enumerate(hits, start=1)]
+            score = confidence
+        keep = np.ones(len(rows), dtype=bool) if mode is not Mode.LEXICAL else (score > 0) | (features[:, _CODE] > 0)
+        order = [i for i in np.lexsort((rows, -score, -features[:, _CODE])) if keep[i]][:k]
+        return [
+            Ranked(
+                int(rows[i]),
+                int(labels[i]),
+                float(score[i]),
+                float(confidence[i]),
+                tuple(float(f) for f in features[i]),
+                bm25[int(rows[i])].score if int(rows[i]) in bm25 else None,
+            )
+            for i in order
+        ]
 
-    # ``allowed``, where given, keeps only those catalog rows (e.g. a subtree); label hits of other
-    # concepts are skipped and more labels are fetched until ``k`` concepts are found.
-    def dense(
-        self, query: str | np.ndarray, ranges: list[tuple[int, int]], k: int, allowed: Container[int] | None = None
-    ) -> list[Hit]:
-        """``query``: the text, or its vector from :meth:`encode`."""
-        with self._dense_slots:
-            vector = self.encoder.encode([query])[0] if isinstance(query, str) else query
-            return self.dense_by_vector(vector, ranges, k, allowed)
-
-    def encode(self, query: str) -> np.ndarray:
-        with self._dense_slots:
-            return self.encoder.encode([query])[0]
-
-    def dense_many(
-        self, queries: Sequence[str], ranges: list[tuple[int, int]], k: int, allowed: Container[int] | None = None
-    ) -> list[list[Hit]]:
-        """:meth:`dense` for several queries, encoded in one batch."""
-        with self._dense_slots:
-            vectors = self.encoder.encode(list(queries))
-            return [self.dense_by_vector(vector, ranges, k, allowed) for vector in vectors]
-
-    def dense_by_vector(
-        self, vector: np.ndarray, ranges: list[tuple[int, int]], k: int, allowed: Container[int] | None = None
-    ) -> list[Hit]:
-        return self._top_concepts(
-            lambda n, r: zip(*self.bundle.vectors.search(vector, n, r), strict=True), ranges, k, allowed
-        )
-
-    def lexical(
-        self, query: str, ranges: list[tuple[int, int]], k: int, allowed: Container[int] | None = None
-    ) -> list[Hit]:
-        return self._top_concepts(
-            lambda n, r: ((s, i) for i, s in self.bundle.lexical.search(query, n, r)), ranges, k, allowed
-        )
-
-    def _top_concepts(
-        self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, allowed: Container[int] | None
-    ) -> list[Hit]:
+    def _channel(
+        self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, mask: np.ndarray, scope: Scope
+    ) -> dict[int, Hit]:
+        """The best ``k`` concepts of each range (best label each), asking for more labels until
+        ``k`` admitted concepts are found."""
         best: dict[int, Hit] = {}
         for id_range in ranges:
-            for concept, hit in self._concepts_in_range(search, id_range, k, allowed).items():
+            size = id_range[1] - id_range[0]
+            wanted = min(size, k * self.settings.label_oversample)
+            while wanted > 0:
+                found: dict[int, Hit] = {}
+                hits = 0
+                for score, label in search(wanted, id_range):
+                    hits += 1
+                    concept = int(self.bundle.label_concept[label])
+                    if mask[concept] and int(label) not in scope.exclude_labels:
+                        found.setdefault(concept, Hit(concept, float(score), int(label)))
+                if len(found) >= k or hits < wanted or wanted >= size:
+                    break
+                wanted = min(size, wanted * 4)
+            for concept, hit in found.items():
                 if concept not in best or hit.score > best[concept].score:
                     best[concept] = hit
-        return sorted(best.values(), key=lambda h: (-h.score, h.concept))[:k]
+        return best
 
-    def _concepts_in_range(
-        self, search: LabelSearch, id_range: tuple[int, int], k: int, allowed: Container[int] | None
-    ) -> dict[int, Hit]:
-        """Group label hits into concepts, asking for more labels until ``k`` concepts are found."""
-        size = id_range[1] - id_range[0]
-        wanted = min(size, k * self.settings.label_oversample)
-        found: dict[int, Hit] = {}
-        while wanted > 0:
-            found = {}
-            hits = 0
-            for score, label in search(wanted, id_range):
-                hits += 1
-                concept = int(self.bundle.label_concept[label])
-                if allowed is None or concept in allowed:
-                    found.setdefault(concept, Hit(concept, float(score), int(label)))
-            if len(found) >= k or hits < wanted or wanted >= size:
-                break
-            wanted = min(size, wanted * 4)
-        return found
+    # --- features ----------------------------------------------------------------------------------
 
-    def fuse(self, dense: Sequence[Hit], lexical: Sequence[Hit]) -> list[Hit]:
-        """Hybrid ranking of one query's dense and lexical concept rankings."""
-        return convex(dense, lexical, self.settings.dense_weight)
+    def _features(
+        self, asked: list[_Query], rows: np.ndarray, bm25: dict[int, Hit], code_rows: set[int], excluded: frozenset[int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per candidate concept: the features (max over its labels and over the asked texts) and
+        the label to show (the one the calibrated model scores best)."""
+        bundle = self.bundle
+        spans = [[i for i in bundle.concept_labels(int(row)) if i not in excluded] for row in rows]
+        label_ids = np.concatenate([np.asarray(s, dtype=np.int64) for s in spans])
+        owner_starts = np.cumsum([0, *(len(s) for s in spans[:-1])])
+        per_label = np.zeros((len(label_ids), len(FEATURES)), dtype=np.float32)
+        weights = np.asarray(self.calibration.weights, dtype=np.float32)
+        for query in asked:
+            part = np.zeros_like(per_label)
+            part[:, _COS] = self._cosines(query, label_ids)
+            part[:, _CHAR] = bundle.chargrams.similarity(query.chars, label_ids)
+            part[:, _WORDS], part[:, _LABEL_WORDS] = self._word_overlap(query.tokens, label_ids)
+            part[:, _CORRECTED] = float(query.corrected)
+            better = part @ weights > per_label @ weights
+            per_label[better] = part[better]
+        concept_features = np.maximum.reduceat(per_label, owner_starts, axis=0)
+        top = max((hit.score for hit in bm25.values()), default=0.0) or 1.0
+        concept_features[:, _BM25] = [bm25[r].score / top if r in bm25 else 0.0 for r in rows.tolist()]
+        concept_features[:, _CODE] = [1.0 if r in code_rows else 0.0 for r in rows.tolist()]
+        label_score = per_label @ weights
+        best = np.asarray(
+            [s + int(np.argmax(label_score[s : s + len(span)])) for s, span in zip(owner_starts, spans, strict=True)],
+            dtype=np.int64,
+        )
+        concept_features[:, _CORRECTED] = per_label[best, _CORRECTED]
+        return concept_features, label_ids[best]
 
-    def result(self, rank: int, hit: Hit) -> Result:
-        concept = self.bundle.concepts[hit.concept]
-        return Result(rank, concept.system, concept.code, concept.display, hit.score, self.bundle.label_text[hit.label])
+    def _cosines(self, query: _Query, label_ids: np.ndarray) -> np.ndarray:
+        if query.vector is None:
+            return np.zeros(len(label_ids), np.float32)
+        matrix = getattr(self.bundle.vectors, "matrix", None)
+        if matrix is None:  # a remote index: cosine of the labels its nearest-label search returned
+            scores, ids = self.bundle.vectors.search(query.vector, max(len(label_ids), 1) * 4)
+            found = dict(zip(ids.tolist(), scores.tolist(), strict=True))
+            return np.array([found.get(i, 0.0) for i in label_ids.tolist()], dtype=np.float32)
+        return np.clip(np.asarray(matrix[label_ids] @ query.vector, dtype=np.float32), 0.0, 1.0)
+
+    def _word_overlap(self, query_tokens: list[str], label_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """idf-weighted share of the query's tokens in each label, and share of each label's
+        tokens in the query."""
+        asked = set(query_tokens)
+        if not asked:
+            zeros = np.zeros(len(label_ids), np.float32)
+            return zeros, zeros
+        idf = {token: self.vocabulary.idf(token) for token in asked}
+        total = sum(idf.values())
+        covered = np.zeros(len(label_ids), np.float32)
+        within = np.zeros(len(label_ids), np.float32)
+        for i, label in enumerate(label_ids.tolist()):
+            own = self._label_tokens(label)
+            shared = asked & own
+            if shared:
+                covered[i] = sum(idf[t] for t in shared) / total
+                within[i] = len(shared) / len(own)
+        return covered, within
+
+    def _tokens_of_label(self, label: int) -> frozenset[str]:
+        return frozenset(tokens(self.bundle.label_text[label]))
+
+    # --- rows --------------------------------------------------------------------------------------
+
+    def result(self, rank: int, ranked: Ranked) -> Result:
+        bundle = self.bundle
+        concept = bundle.concepts[ranked.concept]
+        features = ranked.features
+        why = Why(
+            matched_term=bundle.label_text[ranked.label],
+            matched_type="code" if features[_CODE] else bundle.label_kind[ranked.label],
+            origin=bundle.label_origin[ranked.label],
+            cosine=round(features[_COS], 4),
+            bm25=None if ranked.bm25 is None else round(ranked.bm25, 4),
+            char=round(features[_CHAR], 4),
+            words=round(features[_WORDS], 4),
+            code=bool(features[_CODE]),
+            corrected=bool(features[_CORRECTED]),
+        )
+        return Result(
+            rank=rank,
+            system=concept.system,
+            code=concept.code,
+            display=concept.display,
+            kind=concept.kind,
+            billable=concept.billable,
+            inactive=not concept.active,
+            score=round(ranked.score, 6),
+            confidence=round(ranked.confidence, 4),
+            matched_term=why.matched_term,
+            why=why,
+        )
+
+    def results(self, ranking: Ranking) -> list[Result]:
+        return [self.result(rank, row) for rank, row in enumerate(ranking.rows, start=1)]
 
 
-def convex(dense: Sequence[Hit], lexical: Sequence[Hit], dense_weight: float) -> list[Hit]:
-    """Convex combination fusion (Bruch et al., 2023, "An Analysis of Fusion Functions for Hybrid
-    Retrieval"): ``w·cosine + (1 − w)·BM25 / top BM25``. Unlike rank fusion, a concept that only
-    the encoder finds ("heart attack" → Acute myocardial infarction) keeps its lead over concepts
-    that share a word with the query but not its meaning. A concept missing from the dense ranking
-    takes its lowest cosine (it ranked below all of those); missing from the lexical one, 0. A
-    concept keeps its dense matched label where it has one."""
-    floor = min((hit.score for hit in dense), default=0.0)
-    top = max((hit.score for hit in lexical), default=0.0) or 1.0
-    cosine = {hit.concept: hit.score for hit in dense}
-    bm25 = {hit.concept: hit.score / top for hit in lexical}
-    label = {hit.concept: hit.label for hit in (*lexical, *dense)}
-    scores = {
-        concept: dense_weight * cosine.get(concept, floor) + (1 - dense_weight) * bm25.get(concept, 0.0)
-        for concept in label
-    }
-    return [Hit(c, s, label[c]) for c, s in sorted(scores.items(), key=lambda item: (-item[1], item[0]))]
-
-
-def rrf(rankings: Sequence[Sequence[Hit]], k: int, weights: Sequence[float] | None = None) -> list[Hit]:
-    """Reciprocal rank fusion, ``Σ weight/(k + rank)`` (weights 1 unless given); a concept keeps
-    the matched label of the first ranking that has it."""
-    scores: dict[int, float] = {}
-    label: dict[int, int] = {}
-    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
-        for rank, hit in enumerate(ranking, start=1):
-            scores[hit.concept] = scores.get(hit.concept, 0.0) + weight / (k + rank)
-            label.setdefault(hit.concept, hit.label)
-    return [Hit(c, s, label[c]) for c, s in sorted(scores.items(), key=lambda item: (-item[1], item[0]))]
+def _replace_word(text: str, word: str, replacement: str) -> str:
+    """``text`` with each whole word whose folded form is ``word`` replaced."""
+    return "".join(replacement if fold(part) == word else part for part in _WORD_SPLIT.split(text))

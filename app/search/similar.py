@@ -1,78 +1,45 @@
-"""Concept → concept search: the query is every label of a concept (or of any source).
+"""Concept → concept: the query is every label of a concept (or of any listed source).
 
-Each label is searched on its own, as ``/search`` would rank it, and the per-label rankings are
-combined by **max score**: a target concept scores its best pair (query label, target label),
-the same rule that makes a concept's ``/search`` score that of its best label. The row's
-``matched_term`` is the target label of that pair; :class:`LabelMatch` also says which query
-label found it. Scores are cosine (dense), BM25 (lexical) or the per-label convex combination (hybrid, as in ``/search``).
+Each label is ranked by the core (:meth:`SearchService.rank_many`, exactly as ``/search`` ranks
+it) within the scope, and the per-label rankings are combined by **max score**: a target concept
+scores its best (query label, target label) pair, the rule that makes a concept's ``/search``
+score that of its best label. The source concept itself is left out by the scope.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Container, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.search.service import Hit, Mode, Result, SearchService
+from app.search.scope import Scope
+from app.search.service import Mode, Ranked, Ranking, SearchService
 
 
 @dataclass(frozen=True)
 class LabelMatch:
-    """A target concept's best pair with one source: score, target label id, query label index."""
+    """A target concept's best pair with one source: the core's row and which query label found it."""
 
-    concept: int
-    score: float
-    label: int
+    row: Ranked
     query: int
 
-    @property
-    def hit(self) -> Hit:
-        return Hit(self.concept, self.score, self.label)
 
-
-def label_rankings(
-    service: SearchService,
-    labels: Sequence[str],
-    ranges: list[tuple[int, int]],
-    depth: int,
-    mode: Mode,
-    allowed: Container[int] | None = None,
-) -> list[list[Hit]]:
-    """One ranking of ``depth`` concepts per label, ranked as ``/search`` ranks them (dense labels
-    are encoded in one batch). ``allowed`` keeps only those catalog rows."""
-    if mode is Mode.LEXICAL:
-        return [service.lexical(label, ranges, depth, allowed) for label in labels]
-    if mode is Mode.DENSE:
-        return service.dense_many(labels, ranges, depth, allowed)
-    fused = max(depth, service.settings.fusion_depth)
-    dense = service.dense_many(labels, ranges, fused, allowed)
-    lexical = [service.lexical(label, ranges, fused, allowed) for label in labels]
-    return [service.fuse(*pair)[:depth] for pair in zip(dense, lexical, strict=True)]
-
-
-def best_per_concept(rankings: Sequence[Sequence[Hit]], exclude: Collection[int] = ()) -> list[LabelMatch]:
-    """Combine per-label rankings by max score, best first (ties by catalog row); concepts in
-    ``exclude`` (the source concept itself) are left out."""
+def best_per_concept(rankings: Sequence[Ranking], k: int) -> list[LabelMatch]:
+    """Combine per-label rankings by max score, best first (ties by catalog row)."""
     best: dict[int, LabelMatch] = {}
     for query, ranking in enumerate(rankings):
-        for hit in ranking:
-            if hit.concept not in exclude and (hit.concept not in best or hit.score > best[hit.concept].score):
-                best[hit.concept] = LabelMatch(hit.concept, hit.score, hit.label, query)
-    return sorted(best.values(), key=lambda m: (-m.score, m.concept))
+        for row in ranking.rows:
+            if row.concept not in best or row.score > best[row.concept].row.score:
+                best[row.concept] = LabelMatch(row, query)
+    return sorted(best.values(), key=lambda m: (-m.row.score, m.row.concept))[:k]
 
 
-def similar_concepts(
-    service: SearchService,
-    concept: int,
-    targets: Sequence[str],
-    k: int,
-    mode: Mode,
-    include_inactive: bool = False,
-) -> list[Result]:
-    """The ``k`` concepts of the ``targets`` systems most similar to catalog row ``concept``,
-    over all its labels, never the concept itself."""
+def match_labels(
+    service: SearchService, labels: Sequence[str], scope: Scope, k: int, mode: Mode, min_confidence: float = 0.0
+) -> list[LabelMatch]:
+    """The ``k`` concepts of ``scope`` best matching any of ``labels``."""
+    return best_per_concept(service.rank_many(labels, scope, k, mode, min_confidence), k)
+
+
+def concept_labels(service: SearchService, concept: int) -> list[str]:
     bundle = service.bundle
-    labels = [bundle.label_text[i] for i in bundle.concept_labels(concept)]
-    ranges = [bundle.systems[key].label_range(include_inactive) for key in targets]
-    rankings = label_rankings(service, labels, ranges, k + 1, mode)  # + 1: room for the concept itself
-    matches = best_per_concept(rankings, exclude={concept})[:k]
-    return [service.result(rank, match.hit) for rank, match in enumerate(matches, start=1)]
+    return [bundle.label_text[i] for i in bundle.concept_labels(concept)]

@@ -1,35 +1,80 @@
-"""The words of a bundle's labels, for completing a partly typed word (``app.search.autocomplete``)."""
+"""The words of a bundle's labels: completing a partly typed word, spelling suggestions, and the
+document frequency behind the word-coverage feature of the ranking core."""
 
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import bisect_left
-from collections import Counter
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from functools import lru_cache
+
+import numpy as np
+from rapidfuzz import fuzz, process
 
 from indexer.lexical.normalise import stem, words
 
+MIN_SUGGESTED = 4  # shorter unknown words get no spelling suggestion
+SUGGEST_CUTOFF = 80  # rapidfuzz ratio a suggestion needs
+
 
 class Vocabulary:
-    """The distinct folded words of a set of labels, with the number of labels holding each."""
+    """The distinct folded words of a set of labels, the labels holding each, and stem counts."""
 
-    def __init__(self, texts: Iterable[str]) -> None:
-        counts = Counter(word for text in texts for word in set(words(text)))
-        self._words = sorted(counts)
-        self._counts = [counts[word] for word in self._words]
+    def __init__(self, texts: Sequence[str]) -> None:
+        postings: dict[str, list[int]] = defaultdict(list)
+        stems: Counter[str] = Counter()
+        for label, text in enumerate(texts):
+            folded = set(words(text))
+            for word in folded:
+                postings[word].append(label)
+            stems.update({stem(word) for word in folded})
+        self._words = sorted(postings)
+        self._postings = [np.asarray(postings[word], dtype=np.int64) for word in self._words]
+        self._stems = stems
+        self._labels = max(len(texts), 1)
         self.completions = lru_cache(maxsize=50_000)(self._completions)
+        self.correction = lru_cache(maxsize=50_000)(self._correction)
 
     def __contains__(self, word: object) -> bool:
-        i = bisect_left(self._words, word)  # type: ignore[arg-type]
-        return i < len(self._words) and self._words[i] == word
+        return self._index(word) is not None  # type: ignore[arg-type]
 
-    def _completions(self, prefix: str, n: int) -> tuple[str, ...]:
-        """The ``n`` most frequent words starting with ``prefix``, one per stem."""
+    def _index(self, word: str) -> int | None:
+        i = bisect_left(self._words, word)
+        return i if i < len(self._words) and self._words[i] == word else None
+
+    def idf(self, token: str) -> float:
+        """Smoothed inverse document frequency of a stemmed token over the labels."""
+        return math.log((self._labels + 1) / (self._stems.get(token, 0) + 1)) + 1.0
+
+    def labels_with(self, word: str) -> np.ndarray:
+        i = self._index(word)
+        return self._postings[i] if i is not None else np.empty(0, np.int64)
+
+    def _completions(self, prefix: str, ranges: tuple[tuple[int, int], ...], n: int) -> tuple[str, ...]:
+        """The ``n`` words starting with ``prefix`` held by the most labels in ``ranges``, one per stem."""
         lo, hi = bisect_left(self._words, prefix), bisect_left(self._words, prefix + "\U0010ffff")
+        counts = {i: _count_in(self._postings[i], ranges) for i in range(lo, hi)}
         chosen: dict[str, str] = {}
-        for i in heapq.nlargest(n * 3, range(lo, hi), key=self._counts.__getitem__):
+        for i in heapq.nlargest(n * 3, (i for i, c in counts.items() if c), key=counts.__getitem__):
             chosen.setdefault(stem(self._words[i]), self._words[i])
             if len(chosen) == n:
                 break
         return tuple(chosen.values())
+
+    def cooccurring(self, word: str, labels: np.ndarray) -> int:
+        """How many of ``labels`` (sorted label ids) hold ``word``."""
+        return int(np.isin(self.labels_with(word), labels, assume_unique=True).sum())
+
+    def _correction(self, word: str) -> str | None:
+        """The closest known word to an unknown one ("pnemonia" → "pneumonia"), or None."""
+        if word in self or len(word) < MIN_SUGGESTED or not word.isalpha():
+            return None
+        candidates = [w for w in self._words if abs(len(w) - len(word)) <= 2 and w[:1] == word[:1]]
+        best = process.extractOne(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF)
+        return None if best is None else best[0]
+
+
+def _count_in(ids: np.ndarray, ranges: tuple[tuple[int, int], ...]) -> int:
+    return sum(int(np.searchsorted(ids, b) - np.searchsorted(ids, a)) for a, b in ranges)

@@ -24,8 +24,10 @@ of the extended code. The XML over-generates a few extensions (S06 codes "with d
 subsequent-encounter or sequela codes), so a CMS code list, when given, keeps only those it lists.
 
 ``billable`` is true for leaf diags without 7th characters and for extended codes. Inclusion
-terms become designations of type ``inclusion``; includes, excludes1/2, code first, code also, use
-additional code and notes become lists of strings in ``properties``.
+terms become designations of type ``inclusion``, and the ``includes`` notes of categories and
+subcategories (I10: "high blood pressure") designations of type ``includes``: both are entry terms
+a coder searches by. Includes, excludes1/2, code first, code also, use additional code and notes
+become lists of strings in ``properties``; excludes notes and instructions are never searchable.
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ _NOTES = {
 }
 _DATA = {"name", "desc", "inclusionTerm", "sevenChrDef", "sevenChrNote", *_NOTES}
 _RANGE = re.compile(r"\s*\(([A-Z0-9]{3}(?:-[A-Z0-9]{3})?)\)\s*$")
+_CODE_REFERENCE = re.compile(r"\b[A-Z][0-9][0-9A-Z](?:\.[0-9A-Z-]*)?\b")  # "any condition in I50.- ..."
+_NONESSENTIAL = re.compile(r"\s*\([^()]*\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +158,21 @@ def _seven_chr_def(element: ET.Element) -> tuple[_Extension, ...]:
             last = extensions[-1]
             extensions[-1] = _Extension(last.char, last.text, (*last.notes, text))
     return tuple(extensions)
+
+
+def entry_terms(notes: Iterable[str]) -> list[str]:
+    """The searchable terms of an ``includes`` note: instructions that point at other codes
+    ("any condition in I50.- ... due to hypertension") are left out, and the nonessential
+    modifiers that ICD-10-CM writes in parentheses are dropped ("hypertension (arterial)
+    (benign)" → "hypertension")."""
+    terms = []
+    for note in notes:
+        if _CODE_REFERENCE.search(note):
+            continue
+        term = " ".join(_NONESSENTIAL.sub("", note).split())
+        if term:
+            terms.append(term)
+    return terms
 
 
 def _split_range(description: str) -> tuple[str, str | None]:
@@ -284,7 +303,8 @@ class Icd10cmSource:
             raise SourceError(self.path, line, f"<{node.element.tag}> without code or name{where}")
         properties = {"kind": node.kind, "billable": billable, **node.properties}
         parent = node.parent.code if node.parent else None
-        return _concept(node.code, node.display, parent, properties, node.inclusions)
+        includes = entry_terms(node.properties.get("includes", [])) if node.kind in {"category", "code"} else []
+        return _concept(node.code, node.display, parent, properties, node.inclusions, includes)
 
 
 def _concept(
@@ -293,6 +313,7 @@ def _concept(
     parent: str | None,
     properties: dict[str, Any],
     inclusions: Iterable[str],
+    includes: Iterable[str] = (),
 ) -> Concept:
     return Concept(
         code,
@@ -300,6 +321,7 @@ def _concept(
         designations=[
             Designation(display, use=DesignationUse.PREFERRED),
             *(Designation(text, type="inclusion") for text in inclusions),
+            *(Designation(text, type="includes") for text in includes),
         ],
         relationships=[Relationship(IS_A, parent)] if parent else [],
         properties=properties,

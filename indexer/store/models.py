@@ -63,6 +63,11 @@ class DesignationRow(Base):
     scope: Mapped[str | None] = mapped_column(String(32))
     type: Mapped[str | None] = mapped_column(String(64))
     active: Mapped[bool] = mapped_column(Boolean)
+    # Where a designation the terminology does not state came from (``Designation.origin``), and
+    # the knowledge source that added it (``abbreviations``, ``alignments``, ``supplement:NAME``),
+    # by which it is removed again; both None for the release's own designations.
+    origin: Mapped[str | None] = mapped_column(Text)
+    knowledge: Mapped[str | None] = mapped_column(String(128), index=True)
 
 
 class DefinitionRow(Base):

@@ -43,9 +43,10 @@ def test_counts(icd10cm_concepts: dict[str, Concept]) -> None:
     }
     assert sum(c.properties["billable"] for c in concepts) == 74_719
     assert all(c.active for c in concepts)
-    assert sum(len(c.designations) for c in concepts) == 111_606
+    assert sum(len(c.designations) for c in concepts) == 112_485
     inclusions = [d for c in concepts for d in c.designations if d.type == "inclusion"]
     assert len(inclusions) == 13_101
+    assert sum(d.type == "includes" for c in concepts for d in c.designations) == 879
     assert sum(len(c.properties.get("excludes1", [])) for c in concepts) == 5_407
     assert sum(len(c.properties.get("excludes2", [])) for c in concepts) == 2_520
 
@@ -227,6 +228,9 @@ def test_excerpt(fixture_dir: Path, with_code_list: bool) -> None:
     assert concepts["T07.XXXD"].designations[1] == Designation(
         "Unspecified multiple injuries, follow-up encounter", type="inclusion"
     )
+    # includes notes: searchable without their nonessential modifiers; instructions never are
+    assert concepts["T37"].designations[1:] == [Designation("poisoning by antiviral drugs", type="includes")]
+    assert len(concepts["T37"].properties["includes"]) == 2
 
 
 def test_malformed_xml_names_file_and_line(fixture_dir: Path) -> None:

@@ -10,9 +10,9 @@ from pydantic import BaseModel
 
 from app.api.deps import ReaderDep, ServiceDep, SettingsDep
 from app.api.errors import PROBLEM_RESPONSES, InvalidParameter, NotFound
-from app.api.routes.search import parse_systems
+from app.api.routes.search import check_confidence, check_k, parse_scope, parse_systems
 from app.search.service import Mode, Result, SearchService
-from app.search.similar import similar_concepts
+from app.search.similar import concept_labels, match_labels
 
 router = APIRouter(tags=["concepts"])
 
@@ -111,16 +111,22 @@ def similar(
         str | None, Query(description="Code system key(s) to search, comma-separated; the concept's own when absent")
     ] = None,
     mode: Mode = Mode.HYBRID,
+    ancestor: Annotated[str | None, Query(description="Only this target concept and those below it by is-a")] = None,
+    kind: Annotated[str | None, Query(description="Only these kinds, comma-separated (as in /search)")] = None,
+    billable: Annotated[bool | None, Query(description="Only billable (true) or non-billable (false) codes")] = None,
     include_inactive: bool = False,
+    min_confidence: Annotated[float, Query(description="Leave out rows below this confidence (0 to 1)")] = 0.0,
 ) -> SimilarResponse:
     """Concepts similar to this one, searched with all its labels (combined by max score) and
     never the concept itself; ``target_system`` searches other systems (HPO → ICD-10-CM)."""
     started = time.perf_counter()
     concept = catalog_concept(service, system, code)
-    if not 1 <= k <= settings.search.max_k:
-        raise InvalidParameter(f"k: must be between 1 and {settings.search.max_k} (got {k})", "k")
+    check_k(k, settings.search.max_k)
+    check_confidence(min_confidence)
     targets = parse_systems(service, target_system, "target_system") or [system]
-    results = similar_concepts(service, concept, targets, k, mode, include_inactive)
+    scope = parse_scope(service, targets, ancestor, kind, billable, include_inactive, frozenset({concept}))
+    matches = match_labels(service, concept_labels(service, concept), scope, k, mode, min_confidence)
+    results = [service.result(rank, match.row) for rank, match in enumerate(matches, start=1)]
     return SimilarResponse(
         system=system,
         code=code,

@@ -10,7 +10,9 @@ from pydantic import BaseModel
 
 from app.api.deps import ServiceDep, SettingsDep
 from app.api.errors import PROBLEM_RESPONSES, InvalidParameter
+from app.search.scope import Scope
 from app.search.service import Mode, Result, SearchService
+from indexer.settings import Settings
 
 router = APIRouter(tags=["search"])
 
@@ -19,6 +21,7 @@ class SearchResponse(BaseModel):
     query: str
     mode: Mode
     results: list[Result]
+    suggestion: str | None = None  # the query with unknown words corrected ("did you mean")
     took_ms: float
 
 
@@ -32,29 +35,80 @@ def parse_systems(service: SearchService, system: str | None, param: str = "syst
     return keys
 
 
+def check_query(q: str, settings: Settings, param: str = "q") -> None:
+    if not q.strip():
+        raise InvalidParameter(f"{param}: must not be empty", param)
+    if len(q) > settings.search.max_query_length:
+        raise InvalidParameter(f"{param}: longer than {settings.search.max_query_length} characters ({len(q)})", param)
+
+
+def check_k(k: int, limit: int, param: str = "k") -> None:
+    if not 1 <= k <= limit:
+        raise InvalidParameter(f"{param}: must be between 1 and {limit} (got {k})", param)
+
+
+def check_confidence(value: float, param: str = "min_confidence") -> None:
+    if not 0.0 <= value <= 1.0:
+        raise InvalidParameter(f"{param}: must be between 0 and 1 (got {value})", param)
+
+
+def parse_scope(
+    service: SearchService,
+    systems: list[str],
+    ancestor: str | None = None,
+    kind: str | None = None,
+    billable: bool | None = None,
+    include_inactive: bool = False,
+    exclude: frozenset[int] = frozenset(),
+) -> Scope:
+    """The ranking scope of a request; ``ancestor`` is a code of one of ``systems`` (of the
+    only system when one is given), its subtree taken from the bundle's is-a links."""
+    bundle = service.bundle
+    subtree = None
+    if ancestor is not None:
+        keys = systems or list(bundle.systems)
+        rows = [row for key in keys if (row := bundle.concept_index(key, ancestor)) is not None]
+        if len(rows) != 1:
+            where = ", ".join(keys)
+            problem = "is not a code of" if not rows else "is a code of more than one of"
+            raise InvalidParameter(f"ancestor: {ancestor!r} {problem} {where}; name one system", "ancestor")
+        subtree = bundle.descendants(rows[0])
+    kinds = None
+    if kind is not None:
+        kinds = frozenset(part.strip() for part in kind.split(",") if part.strip())
+        known = {c.kind for c in bundle.concepts if c.kind}
+        unknown = sorted(kinds - known)
+        if unknown or not kinds:
+            raise InvalidParameter(f"kind: unknown kind {unknown[0] if unknown else kind!r}; known: {', '.join(sorted(known))}", "kind")
+    return Scope(tuple(systems), subtree, exclude, kinds, billable, include_inactive)
+
+
 @router.get("/search", response_model=SearchResponse, responses=PROBLEM_RESPONSES)
 def search(
     service: ServiceDep,
     settings: SettingsDep,
-    q: Annotated[str, Query(description="What the user typed (at most 512 characters by default)")],
+    q: Annotated[str, Query(description="What the user typed, or a code in any usual form (at most 512 characters by default)")],
     system: Annotated[str | None, Query(description="Code system key(s), comma-separated; all when absent")] = None,
     k: Annotated[int, Query(description="Number of concepts (1 to 100 by default)")] = 10,
     mode: Mode = Mode.HYBRID,
+    ancestor: Annotated[str | None, Query(description="Only this concept and those below it by is-a")] = None,
+    kind: Annotated[
+        str | None, Query(description="Only these kinds, comma-separated (ICD-10-CM: chapter, block, category, code); chapters and blocks only when named")
+    ] = None,
+    billable: Annotated[bool | None, Query(description="Only billable (true) or non-billable (false) codes")] = None,
     include_inactive: bool = False,
+    min_confidence: Annotated[float, Query(description="Leave out rows below this confidence (0 to 1)")] = 0.0,
 ) -> SearchResponse:
     started = time.perf_counter()
-    limits = settings.search
-    if not q.strip():
-        raise InvalidParameter("q: must not be empty", "q")
-    if len(q) > limits.max_query_length:
-        raise InvalidParameter(f"q: longer than {limits.max_query_length} characters ({len(q)})", "q")
-    if not 1 <= k <= limits.max_k:
-        raise InvalidParameter(f"k: must be between 1 and {limits.max_k} (got {k})", "k")
-    systems = parse_systems(service, system)
-    results = service.search(q, systems, k, mode, include_inactive)
+    check_query(q, settings)
+    check_k(k, settings.search.max_k)
+    check_confidence(min_confidence)
+    scope = parse_scope(service, parse_systems(service, system), ancestor, kind, billable, include_inactive)
+    ranking = service.rank(q, scope, k, mode, min_confidence)
     return SearchResponse(
         query=q,
         mode=mode,
-        results=results,
+        results=service.results(ranking),
+        suggestion=ranking.suggestion,
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )

@@ -1,0 +1,67 @@
+"""Where a ranking may look: systems, an is-a subtree, exclusions, kinds, billable, active."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from indexer.bundle import Bundle
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What every surface passes to the ranking core. The defaults leave out inactive concepts
+    and ICD-10-CM chapters and blocks (ranges of codes, never a code to record)."""
+
+    systems: tuple[str, ...] = ()  # system keys; empty: every system of the bundle
+    subtree: frozenset[int] | None = None  # catalog rows of an ancestor and all below it
+    exclude: frozenset[int] = frozenset()  # catalog rows never returned (a source concept itself)
+    kinds: frozenset[str] | None = None  # None: every kind but chapters and blocks
+    billable: bool | None = None
+    include_inactive: bool = False
+    # Label ids never matched: leave-one-out evaluation (a query that is itself a label)
+    exclude_labels: frozenset[int] = frozenset()
+    _masks: dict[int, np.ndarray] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def keys(self, bundle: Bundle) -> tuple[str, ...]:
+        return self.systems or tuple(bundle.systems)
+
+    def ranges(self, bundle: Bundle) -> list[tuple[int, int]]:
+        """Label-id ranges to search: each system's, narrowed to the subtree's labels."""
+        ranges = [bundle.systems[key].label_range(self.include_inactive) for key in self.keys(bundle)]
+        if self.subtree is not None:
+            span = self._subtree_span(bundle)
+            ranges = [(max(a, span[0]), min(b, span[1])) for a, b in ranges]
+        return [(a, b) for a, b in ranges if a < b]
+
+    def _subtree_span(self, bundle: Bundle) -> tuple[int, int]:
+        assert self.subtree is not None
+        if not self.subtree:
+            return (0, 0)
+        low, high = min(self.subtree), max(self.subtree)
+        return int(np.searchsorted(bundle.label_concept, low)), int(np.searchsorted(bundle.label_concept, high + 1))
+
+    def mask(self, bundle: Bundle) -> np.ndarray:
+        """Which catalog rows may be returned (computed once per bundle)."""
+        cached = self._masks.get(id(bundle))
+        if cached is None:
+            cached = self._masks[id(bundle)] = self._mask(bundle)
+        return cached
+
+    def _mask(self, bundle: Bundle) -> np.ndarray:
+        n = len(bundle.concepts)
+        if self.kinds is None:
+            mask = ~bundle.grouping
+        else:
+            mask = np.fromiter((c.kind in self.kinds for c in bundle.concepts), dtype=bool, count=n)
+        if self.billable is not None:
+            mask &= bundle.billable == self.billable
+        if self.subtree is not None:
+            inside = np.zeros(n, dtype=bool)
+            inside[np.fromiter(self.subtree, dtype=np.int64, count=len(self.subtree))] = True
+            mask &= inside
+        if self.exclude:
+            mask[np.fromiter(self.exclude, dtype=np.int64, count=len(self.exclude))] = False
+        return mask
