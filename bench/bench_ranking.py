@@ -13,7 +13,7 @@ concepts):
 Per kind it reports Hits@1/10 of each channel alone (dense, lexical, char) and of the fused
 hybrid ranking, the share of nonsense/off-topic queries with a row at or above the confidence
 threshold, and the calibration (expected calibration error and a reliability table of the top
-row's confidence). ``--fit`` fits the logistic calibration on the ``fit`` items and writes
+row's confidence). ``--fit`` fits the calibration (``app.search.confidence.fit``) on the ``fit`` items and writes
 ``app/search/calibration.json``; the report is always on the ``test`` items.
 
     python bench/bench_ranking.py [--fit] [--record] [--per-kind N]
@@ -125,13 +125,15 @@ def _char_only(service: SearchService, item: Item, k: int = 10) -> list[int]:
     return list(seen)[:k]
 
 
-def _fit_rows(service: SearchService, items: list[Item]) -> tuple[np.ndarray, np.ndarray]:
-    features, labels = [], []
+def _fit_groups(service: SearchService, items: list[Item]) -> list[tuple[np.ndarray, int | None]]:
+    """Per item, every candidate's features and the index of the right one (None if absent)."""
+    groups = []
     for item in items:
-        for row in _rank(service, item, Mode.HYBRID, k=service.settings.fusion_depth):
-            features.append(row.features)
-            labels.append(1 if row.concept == item.gold else 0)
-    return np.asarray(features, dtype=np.float32), np.asarray(labels)
+        rows = _rank(service, item, Mode.HYBRID, k=service.settings.fusion_depth)
+        if rows:
+            right = next((i for i, row in enumerate(rows) if row.concept == item.gold), None)
+            groups.append((np.asarray([row.features for row in rows], dtype=np.float32), right))
+    return groups
 
 
 def _reliability(confidence: np.ndarray, correct: np.ndarray, bins: int = 10) -> tuple[float, list[str]]:
@@ -156,11 +158,11 @@ def main() -> None:
     service = open_search_service(settings)
     if args.fit:
         fit_items = _items(service, "fit", args.per_kind)
-        features, labels = _fit_rows(service, fit_items)
-        calibration = fit(features, labels, f"bench_ranking fit split: {len(fit_items)} items, {len(labels)} rows, bundle {service.bundle.id}")
+        groups = _fit_groups(service, fit_items)
+        calibration = fit(groups, f"bench_ranking fit split: {len(fit_items)} items, bundle {service.bundle.id}")
         calibration.save(CALIBRATION_FILE)
         service.calibration = calibration
-        print(f"fitted on {len(fit_items)} items ({len(labels)} candidate rows): {calibration}")
+        print(f"fitted on {len(fit_items)} items: {calibration}")
     items = _items(service, "test", args.per_kind)
     threshold = settings.search.confidence_threshold
     hits: dict[tuple[str, str, str], list[float]] = defaultdict(list)

@@ -28,7 +28,7 @@ def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
     assert manifest["vector"]["backend"] == "numpy-flat"
     assert manifest["lexical"]["backend"] == "tantivy"
     assert manifest["counts"] == {"concepts": 13, "labels": 21}
-    assert set(manifest["build_seconds"]) == {"catalog", "embed", "vector_index", "lexical_index"}
+    assert set(manifest["build_seconds"]) == {"catalog", "embed", "vector_index", "lexical_index", "chargram_index"}
     toy = bundle.systems["toy"]
     # Active concepts' labels first: the one obsolete concept's single label sits at the end.
     assert (toy.start, toy.active_stop, toy.stop, toy.concepts) == (0, 13, 14, 8)

@@ -1,10 +1,14 @@
 """Calibrated confidence: the probability that a ranked concept is a right answer.
 
-A concept's features (:data:`FEATURES`, each in [0, 1]) are mapped by a logistic model,
-``σ(w·f + b)``, fitted on held-out items (``bench/bench_ranking.py --fit`` writes
-:data:`CALIBRATION_FILE`; the fit, its items and its reliability are recorded in
-bench/RESULTS.md). The hybrid ranking orders concepts by it, so the score a row shows and the
-threshold a caller sets (``min_confidence``) are on one scale for every query.
+A concept's features (:data:`FEATURES`, each in [0, 1]) are mapped to ``σ(w·f + b)``, fitted
+on held-out items in two steps (:func:`fit`): the direction ``w`` by pairwise logistic
+regression (a right concept against each wrong candidate of the same query: a ranking
+objective), then the scale and offset by logistic regression of whether each query's top row
+is right on its score (Platt scaling), so that the confidence of a top row is the probability
+that it is right. ``bench/bench_ranking.py --fit`` writes :data:`CALIBRATION_FILE`; the fit,
+its items and its reliability are recorded in bench/RESULTS.md. The hybrid ranking orders
+concepts by it, so the score a row shows and the threshold a caller sets (``min_confidence``)
+are on one scale for every query.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ FEATURES = (
     "char",  # character 3-gram TF-IDF cosine with its most similar label
     "words",  # idf-weighted share of the query's words found in one of its labels
     "label_words",  # share of that label's words found in the query
-    "bm25",  # BM25 of its best label over the query's top BM25 (0 when BM25 did not find it)
     "code",  # 1 when the query is its code, typed in any usual form
     "corrected",  # 1 when the features come from the spelling-corrected query
 )
@@ -51,9 +54,21 @@ class Calibration:
         return cls(tuple(float(w) for w in body["weights"]), float(body["bias"]), body.get("fitted_on", ""))
 
 
-def fit(features: np.ndarray, labels: np.ndarray, fitted_on: str) -> Calibration:
-    """Logistic regression of ``labels`` (1: a right answer) on the concept features."""
+def fit(groups: list[tuple[np.ndarray, int | None]], fitted_on: str) -> Calibration:
+    """Fit on queries: each is its candidates' features and the index of the right one (None
+    when no candidate is right, as for a nonsense query)."""
     from sklearn.linear_model import LogisticRegression
 
-    model = LogisticRegression(C=10.0, max_iter=2000).fit(features, labels)
-    return Calibration(tuple(float(w) for w in model.coef_[0]), float(model.intercept_[0]), fitted_on)
+    pairs = [features[right] - features[np.arange(len(features)) != right] for features, right in groups if right is not None]
+    differences = np.concatenate(pairs)
+    x = np.concatenate([differences, -differences])
+    y = np.r_[np.ones(len(differences)), np.zeros(len(differences))]
+    direction = LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000).fit(x, y).coef_[0]
+    tops, right = [], []
+    for features, answer in groups:
+        scores = features @ direction
+        tops.append(scores.max())
+        right.append(int(answer is not None and int(np.argmax(scores)) == answer))
+    platt = LogisticRegression(C=100.0, max_iter=2000).fit(np.asarray(tops).reshape(-1, 1), right)
+    scale = float(platt.coef_[0][0])
+    return Calibration(tuple(float(w) * scale for w in direction), float(platt.intercept_[0]), fitted_on)

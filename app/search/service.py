@@ -41,7 +41,7 @@ LabelSearch = Callable[[int, tuple[int, int]], Iterable[tuple[float, int]]]
 """(how many labels, id range) -> (score, label id) pairs, best first."""
 
 _WORD_SPLIT = re.compile(r"(\W+)")
-_COS, _CHAR, _WORDS, _LABEL_WORDS, _BM25, _CODE, _CORRECTED = range(len(FEATURES))
+_COS, _CHAR, _WORDS, _LABEL_WORDS, _CODE, _CORRECTED = range(len(FEATURES))
 
 
 class Mode(StrEnum):
@@ -227,7 +227,7 @@ class SearchService:
         if not candidates:
             return []
         rows = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
-        features, labels = self._features(asked, rows, bm25, set(code_rows), scope.exclude_labels)
+        features, labels = self._features(asked, rows, set(code_rows), scope.exclude_labels)
         confidence = self.calibration.confidence(features)
         if mode is Mode.DENSE:
             score = features[:, _COS]
@@ -277,7 +277,7 @@ class SearchService:
     # --- features ----------------------------------------------------------------------------------
 
     def _features(
-        self, asked: list[_Query], rows: np.ndarray, bm25: dict[int, Hit], code_rows: set[int], excluded: frozenset[int]
+        self, asked: list[_Query], rows: np.ndarray, code_rows: set[int], excluded: frozenset[int]
     ) -> tuple[np.ndarray, np.ndarray]:
         """Per candidate concept: the features (max over its labels and over the asked texts) and
         the label to show (the one the calibrated model scores best)."""
@@ -296,8 +296,6 @@ class SearchService:
             better = part @ weights > per_label @ weights
             per_label[better] = part[better]
         concept_features = np.maximum.reduceat(per_label, owner_starts, axis=0)
-        top = max((hit.score for hit in bm25.values()), default=0.0) or 1.0
-        concept_features[:, _BM25] = [bm25[r].score / top if r in bm25 else 0.0 for r in rows.tolist()]
         concept_features[:, _CODE] = [1.0 if r in code_rows else 0.0 for r in rows.tolist()]
         label_score = per_label @ weights
         best = np.asarray(
@@ -364,7 +362,7 @@ class SearchService:
             kind=concept.kind,
             billable=concept.billable,
             inactive=not concept.active,
-            score=round(ranked.score, 6),
+            score=ranked.score,
             confidence=round(ranked.confidence, 4),
             matched_term=why.matched_term,
             why=why,

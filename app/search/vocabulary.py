@@ -15,7 +15,7 @@ from rapidfuzz import fuzz, process
 
 from indexer.lexical.normalise import stem, words
 
-MIN_SUGGESTED = 4  # shorter unknown words get no spelling suggestion
+MIN_SUGGESTED = 5  # shorter unknown words get no spelling suggestion ("hear" is no typo of "heart")
 SUGGEST_CUTOFF = 80  # rapidfuzz ratio a suggestion needs
 
 
@@ -33,6 +33,9 @@ class Vocabulary:
         self._words = sorted(postings)
         self._postings = [np.asarray(postings[word], dtype=np.int64) for word in self._words]
         self._stems = stems
+        self._by_initial: dict[str, list[str]] = defaultdict(list)
+        for word in self._words:
+            self._by_initial[word[:1]].append(word)
         self._labels = max(len(texts), 1)
         self.completions = lru_cache(maxsize=50_000)(self._completions)
         self.correction = lru_cache(maxsize=50_000)(self._correction)
@@ -71,7 +74,7 @@ class Vocabulary:
         """The closest known word to an unknown one ("pnemonia" → "pneumonia"), or None."""
         if word in self or len(word) < MIN_SUGGESTED or not word.isalpha():
             return None
-        candidates = [w for w in self._words if abs(len(w) - len(word)) <= 2 and w[:1] == word[:1]]
+        candidates = [w for w in self._by_initial.get(word[:1], ()) if abs(len(w) - len(word)) <= 2]
         best = process.extractOne(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF)
         return None if best is None else best[0]
 

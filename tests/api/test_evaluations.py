@@ -15,7 +15,8 @@ import math
 import pytest
 from fastapi.testclient import TestClient
 
-from app.search.service import Mode, Result
+from app.search.scope import Scope
+from app.search.service import Mode, Ranked, Ranking
 from evaluation import benchmarks
 from evaluation.benchmarks import BenchmarkSpec
 
@@ -43,13 +44,12 @@ def fixed(client: TestClient) -> list[tuple[str, list[str], Mode]]:
     calls: list[tuple[str, list[str], Mode]] = []
     bundle = client.app.state.service.bundle
 
-    def search(query: str, systems: list[str], k: int, mode: Mode, include_inactive: bool = False) -> list[Result]:
-        calls.append((query, systems, mode))
-        codes = RANKINGS[query][:k]
-        rows = [bundle.concepts[bundle.concept_index("toy", code)] for code in codes]
-        return [Result(rank, "toy", row.code, row.display, 1.0 / rank, row.display) for rank, row in enumerate(rows, 1)]
+    def rank(query: str, scope: Scope, k: int, mode: Mode, min_confidence: float = 0.0) -> Ranking:
+        calls.append((query, list(scope.systems), mode))
+        rows = [bundle.concept_index("toy", code) for code in RANKINGS[query][:k]]
+        return Ranking([Ranked(row, bundle.concept_labels(row).start, 1.0 / n, 0.5, ()) for n, row in enumerate(rows, 1)])
 
-    client.app.state.service.search = search
+    client.app.state.service.rank = rank
     return calls
 
 

@@ -59,7 +59,7 @@ def test_lay_words_find_the_concept_and_name_the_matched_label(client: TestClien
 
 def test_expansion_metadata_and_echoed_parameters(client: TestClient) -> None:
     params = {"url": TOY_VS, "filter": "heart", "count": 2, "offset": 1, "activeOnly": "true",
-              "includeDesignations": "false", "displayLanguage": "en"}
+              "includeDesignations": "false", "displayLanguage": "en", "min_confidence": 0}
     expansion = expand(client, **params)["expansion"]
     assert expansion["identifier"].startswith("urn:uuid:")
     assert expansion["timestamp"].endswith("+00:00")
@@ -67,7 +67,8 @@ def test_expansion_metadata_and_echoed_parameters(client: TestClient) -> None:
     assert expansion["total"] >= 3
     assert echoed({"expansion": expansion}) == {
         "url": TOY_VS, "filter": "heart", "count": 2, "offset": 1, "activeOnly": True,
-        "includeDesignations": False, "displayLanguage": "en", "used-codesystem": f"{TOY.uri}|{TOY.version}",
+        "includeDesignations": False, "displayLanguage": "en", "min_confidence": 0.0,
+        "used-codesystem": f"{TOY.uri}|{TOY.version}",
     }
 
 
@@ -81,7 +82,7 @@ def test_post_parameters_answers_like_get(client: TestClient) -> None:
 
 @pytest.mark.parametrize("typed", [None, "heart"])
 def test_pages_concatenate_to_the_whole_expansion(client: TestClient, typed: str | None) -> None:
-    base = {"url": TOY_VS} | ({"filter": typed} if typed else {})
+    base = {"url": TOY_VS} | ({"filter": typed, "min_confidence": 0} if typed else {})
     whole = expand(client, **base)
     total = whole["expansion"]["total"]
     assert total == len(codes(whole)) > 3
@@ -92,8 +93,17 @@ def test_pages_concatenate_to_the_whole_expansion(client: TestClient, typed: str
 
 
 def test_filtered_expansion_is_at_most_the_filter_depth(small_client: TestClient) -> None:
-    body = expand(small_client, url=TOY_VS, filter="abnormality", count=3)
+    body = expand(small_client, url=TOY_VS, filter="abnormality", count=3, min_confidence=0)
     assert body["expansion"]["total"] == 4
+
+
+def test_a_filter_filters_by_confidence(client: TestClient) -> None:
+    """Only concepts at or above the confidence threshold are listed, and total counts them."""
+    assert expand(client, url=TOY_VS, filter="xxxqqq")["expansion"]["total"] == 0
+    every = expand(client, url=TOY_VS, filter="heart", min_confidence=0)["expansion"]["contains"]
+    confident = expand(client, url=TOY_VS, filter="heart", min_confidence=0.5)["expansion"]
+    confidences = {e["code"]: next(x["valueDecimal"] for x in e["extension"] if x["url"].endswith("confidence")) for e in every}
+    assert confident["total"] == sum(c >= 0.5 for c in confidences.values()) < len(every)
 
 
 def test_unfiltered_expansion_lists_every_code_in_catalog_order(client: TestClient) -> None:
@@ -108,8 +118,8 @@ def test_implicit_subtree_value_set_restricts_results(client: TestClient) -> Non
     subtree = toy_subtree("T:1")
     url = f"{TOY.uri}?fhir_vs=isa/T:1"
     assert set(codes(expand(client, url=url))) == subtree
-    everywhere = codes(expand(client, url=TOY_VS, filter="abnormality of the ear", count=10))
-    within = codes(expand(client, url=url, filter="abnormality of the ear", count=10))
+    everywhere = codes(expand(client, url=TOY_VS, filter="abnormality of the ear", count=10, min_confidence=0))
+    within = codes(expand(client, url=url, filter="abnormality of the ear", count=10, min_confidence=0))
     assert not set(everywhere) <= subtree  # the filter alone finds codes outside the subtree
     assert within and set(within) <= subtree
     assert within == [code for code in everywhere if code in subtree]
@@ -158,6 +168,10 @@ INVALID = ("invalid", "invalid-data")
          "displayLanguage: expected a language tag such as en or en-US (got 'english!')"),
         ({"url": TOY_VS, "filter": "x" * 513}, 400, INVALID, "filter: longer than 512 characters"),
         ({"url": [TOY_VS, TOYICD_VS]}, 400, INVALID, "url: given 2 times, allowed once"),
+        ({"url": TOY_VS, "filter": "heart", "min_confidence": "high"}, 400, INVALID,
+         "min_confidence: expected a decimal (got 'high')"),
+        ({"url": TOY_VS, "filter": "heart", "min_confidence": "2"}, 400, INVALID,
+         "min_confidence: must be between 0 and 1 (got 2.0)"),
     ],
 )
 def test_bad_requests_are_operation_outcomes(

@@ -116,7 +116,11 @@ def test_single_category_block_and_grouping_blocks(icd10cm_concepts: dict[str, C
 def test_hypertension(icd10cm_concepts: dict[str, Concept]) -> None:
     i10 = icd10cm_concepts["I10"]
     assert i10.display == "Essential (primary) hypertension"
-    assert i10.designations == [Designation("Essential (primary) hypertension", use="preferred")]
+    assert i10.designations == [
+        Designation("Essential (primary) hypertension", use="preferred"),
+        Designation("high blood pressure", type="includes"),
+        Designation("hypertension", type="includes"),  # nonessential modifiers dropped
+    ]
     assert i10.relationships == [Relationship(IS_A, "I10-I1A")]
     assert i10.properties["kind"] == "category" and i10.properties["billable"] is True
     assert i10.properties["includes"] == [

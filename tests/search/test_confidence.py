@@ -1,0 +1,59 @@
+"""Calibration on a toy set: the fitted direction ranks the right candidate first, and the top
+row's confidence tracks how often it is right."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.search.confidence import FEATURES, Calibration, fit
+
+
+def _groups(seed: int) -> list[tuple[np.ndarray, int | None]]:
+    """Queries of 10 candidates; the right one has a higher first feature (cosine). A third of
+    the queries have no right candidate (every cosine low)."""
+    rng = np.random.default_rng(seed)
+    groups: list[tuple[np.ndarray, int | None]] = []
+    for number in range(300):
+        features = rng.uniform(0, 0.5, size=(10, len(FEATURES))).astype(np.float32)
+        if number % 3:
+            right = int(rng.integers(10))
+            features[right, 0] = rng.uniform(0.6, 1.0)
+            groups.append((features, right))
+        else:
+            groups.append((features, None))
+    return groups
+
+
+def test_the_fit_ranks_right_answers_first_and_calibrates_the_top_row() -> None:
+    calibration = fit(_groups(1), "toy")
+    assert calibration.weights[0] > 0 and calibration.weights[0] == max(calibration.weights)
+    test = _groups(2)
+    tops = [(calibration.confidence(f).max(), right is not None and int(np.argmax(calibration.confidence(f))) == right) for f, right in test]
+    answered = [c for c, ok in tops if ok]
+    unanswered = [c for (c, _), (_, right) in zip(tops, test, strict=True) if right is None]
+    assert len(answered) == sum(right is not None for _, right in test)  # every right answer ranked first
+    assert min(answered) > 0.5 > max(unanswered)
+    confidence = np.array([c for c, _ in tops])
+    correct = np.array([ok for _, ok in tops], dtype=float)
+    assert abs(confidence.mean() - correct.mean()) < 0.05
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    calibration = Calibration(tuple(float(i) for i in range(len(FEATURES))), -1.5, "toy")
+    calibration.save(tmp_path / "c.json")
+    assert Calibration.load(tmp_path / "c.json") == calibration
+
+
+def test_a_calibration_of_other_features_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"features": ["cosine"], "weights": [1.0], "bias": 0.0}), encoding="utf-8")
+    with pytest.raises(ValueError, match="fitted on features \\['cosine'\\], the core computes"):
+        Calibration.load(path)
+
+
+def test_the_shipped_calibration_matches_the_core() -> None:
+    assert len(Calibration.load().weights) == len(FEATURES)
