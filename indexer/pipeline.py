@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from indexer.bundle import (
     CATALOG,
+    BundleError,
     FORMAT_VERSION,
     SystemRange,
     current_bundle,
@@ -77,7 +78,7 @@ def build_bundle(
     bundles_dir.mkdir(parents=True, exist_ok=True)
 
     current = current_bundle(bundles_dir)
-    manifest = read_manifest(current) if current is not None and not force else {}
+    manifest = _readable_manifest(current) if current is not None and not force else {}
     if manifest.get("inputs_hash") == inputs_hash:
         return BuildResult(current, manifest["bundle_id"], False, manifest["counts"]["labels"], {})
 
@@ -129,6 +130,14 @@ def build_bundle(
     if remote is not None:
         remote.publish(keep=recorded_indexes(bundles_dir))
     return BuildResult(final, bundle_id, True, len(labels), timer.seconds)
+
+
+def _readable_manifest(directory: Path) -> dict:
+    """The current bundle's manifest, or {} when it cannot be read (an older format): rebuild."""
+    try:
+        return read_manifest(directory)
+    except BundleError:
+        return {}
 
 
 def _select_systems(reader: StoreReader, keys: Sequence[str]) -> list[SystemVersion]:
