@@ -132,7 +132,9 @@ class Bundle:
         self._by_code_key: dict[str, list[int]] = {}
         for row, concept in enumerate(self.concepts):
             self._by_code_key.setdefault(code_key(concept.code), []).append(row)
-        self.grouping = np.fromiter((c.grouping for c in self.concepts), dtype=bool, count=len(self.concepts))
+        self.kinds = np.asarray([c.kind or "" for c in self.concepts])
+        self.kind_names = frozenset(self.kinds.tolist()) - {""}
+        self.grouping = np.isin(self.kinds, list(GROUPING_KINDS))
         self.billable = np.fromiter((bool(c.billable) for c in self.concepts), dtype=bool, count=len(self.concepts))
         self._children = _children(self.concepts)
 
@@ -146,6 +148,13 @@ class Bundle:
 
     def concept_index(self, system: str, code: str) -> int | None:
         return self._by_code.get((system, code))
+
+    def rows(self, system: str, include_inactive: bool) -> range:
+        """The catalog rows of a system (active concepts first, so active-only is a prefix)."""
+        start, stop = self.systems[system].label_range(include_inactive)
+        if start == stop:
+            return range(0)
+        return range(int(self.label_concept[start]), int(self.label_concept[stop - 1]) + 1)
 
     def rows_by_code(self, text: str) -> list[int]:
         """Catalog rows whose code is ``text`` typed in any usual form (:func:`code_key`)."""

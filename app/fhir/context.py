@@ -57,14 +57,6 @@ class FhirContext:
     def system_or_none(self, uri: str | None) -> SystemRange | None:
         return self._by_uri.get(uri or "")
 
-    def rows(self, system: SystemRange, include_inactive: bool) -> range:
-        """The catalog rows of a system (active concepts first, so active-only is a prefix)."""
-        start, stop = system.label_range(include_inactive)
-        if start == stop:
-            return range(0)
-        first, last = self.bundle.label_concept[start], self.bundle.label_concept[stop - 1]
-        return range(int(first), int(last) + 1)
-
     def row(self, system: SystemRange, code: str) -> int:
         row = self.bundle.concept_index(system.key, code)
         if row is None:

@@ -35,7 +35,7 @@ class ValueSetRef:
 
     def rows(self, context: FhirContext, active_only: bool) -> range | list[int]:
         """The value set's catalog rows in catalog order."""
-        everything = context.rows(self.system, include_inactive=not active_only)
+        everything = context.bundle.rows(self.system.key, include_inactive=not active_only)
         if self.subtree is None:
             return everything
         return [row for row in self.subtree.ordered if row in everything]

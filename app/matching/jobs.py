@@ -177,7 +177,7 @@ class JobRunner:
         job = self.store.get(job_id)
         if job is None or job.status != QUEUED:
             return
-        resolved = resolve(job.request, self._current(job), self.reader, self.settings, self.settings.match.max_job_sources)
+        resolved = resolve(job.request, self._current(job), self.settings, self.settings.match.max_job_sources)
         self.store.set_status(job_id, RUNNING)
         seq, done, size = self.store.chunks(job_id), job.done, self.settings.match.job_chunk
         matcher = Matcher(self._current(job))

@@ -6,7 +6,7 @@ scope (its system, optionally a subtree, never the source concept itself), and a
 its best (source label, target label) pair. Scores are in [0, 1] in both modes, so ``min_score``
 means the same thing:
 
-- ``dense``: cosine similarity of the best pair (negative cosines count as 0);
+- ``dense``: cosine similarity of the best pair (the core counts negative cosines as 0);
 - ``lexical``: BM25 finds the candidates; each is scored by the token-sort similarity of the
   folded label pair (rapidfuzz ``token_sort_ratio`` / 100).
 
@@ -70,10 +70,10 @@ class Matcher:
         return sorted(rescored, key=lambda m: (-m.row.score, m.row.concept))
 
     def _answer(self, source: Source, matches: Sequence[LabelMatch], k: int, min_score: float) -> SourceMatches:
-        kept = [m for m in matches if max(m.row.score, 0.0) >= min_score][:k]  # a negative cosine is no similarity
+        kept = [m for m in matches if m.row.score >= min_score][:k]
         candidates = [
             Candidate(
-                **vars(self.service.result(rank, replace(m.row, score=max(m.row.score, 0.0)))),
+                **vars(self.service.result(rank, m.row)),
                 source_term=source.labels[m.query],
             )
             for rank, m in enumerate(kept, start=1)

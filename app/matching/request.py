@@ -13,8 +13,8 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.search.service import SearchService
+from app.search.similar import concept_labels
 from indexer.settings import Settings
-from indexer.store import StoreReader
 
 
 class MatchMode(StrEnum):
@@ -76,7 +76,7 @@ class Resolved:
 
 
 def resolve(
-    request: MatchRequest, service: SearchService, reader: StoreReader, settings: Settings, max_sources: int
+    request: MatchRequest, service: SearchService, settings: Settings, max_sources: int
 ) -> Resolved:
     """Check ``request`` against the bundle and the limits; at most ``max_sources`` sources."""
     limits = settings.match
@@ -149,11 +149,8 @@ def _system_sources(service: SearchService, system: str | None, ancestor: str | 
     assert system is not None
     bundle = service.bundle
     subtree = _subtree(service, system, ancestor, "source_ancestor")
-    served = bundle.systems[system]
-    start, stop = served.label_range(include_inactive=False)
-    rows = range(int(bundle.label_concept[start]), int(bundle.label_concept[stop - 1]) + 1) if stop > start else range(0)
     return [
-        Source(bundle.concepts[row].code, tuple(bundle.label_text[i] for i in bundle.concept_labels(row)), row)
-        for row in rows
+        Source(bundle.concepts[row].code, tuple(concept_labels(service, row)), row)
+        for row in bundle.rows(system, include_inactive=False)
         if subtree is None or row in subtree
     ]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,7 +22,6 @@ class Scope:
     include_inactive: bool = False
     # Label ids never matched: leave-one-out evaluation (a query that is itself a label)
     exclude_labels: frozenset[int] = frozenset()
-    _masks: dict[int, np.ndarray] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def keys(self, bundle: Bundle) -> tuple[str, ...]:
         return self.systems or tuple(bundle.systems)
@@ -44,18 +42,13 @@ class Scope:
         return int(np.searchsorted(bundle.label_concept, low)), int(np.searchsorted(bundle.label_concept, high + 1))
 
     def mask(self, bundle: Bundle) -> np.ndarray:
-        """Which catalog rows may be returned (computed once per bundle)."""
-        cached = self._masks.get(id(bundle))
-        if cached is None:
-            cached = self._masks[id(bundle)] = self._mask(bundle)
-        return cached
-
-    def _mask(self, bundle: Bundle) -> np.ndarray:
+        """Which catalog rows may be returned: the one admission test of every channel."""
         n = len(bundle.concepts)
-        if self.kinds is None:
-            mask = ~bundle.grouping
-        else:
-            mask = np.fromiter((c.kind in self.kinds for c in bundle.concepts), dtype=bool, count=n)
+        mask = np.zeros(n, dtype=bool)
+        for key in self.keys(bundle):
+            rows = bundle.rows(key, self.include_inactive)
+            mask[rows.start : rows.stop] = True
+        mask &= ~bundle.grouping if self.kinds is None else np.isin(bundle.kinds, list(self.kinds))
         if self.billable is not None:
             mask &= bundle.billable == self.billable
         if self.subtree is not None:

@@ -155,6 +155,7 @@ class SearchService:
         min_confidence: float = 0.0,
     ) -> list[Ranking]:
         """:meth:`rank` for several queries, their texts encoded in one batch."""
+        mask = scope.mask(self.bundle)
         corrections = [self.correct(query) for query in queries]
         texts = list(dict.fromkeys([*queries, *(c for c in corrections if c and mode is not Mode.LEXICAL)]))
         vectors = dict(zip(texts, self.encode(texts), strict=True)) if mode is not Mode.LEXICAL else {}
@@ -163,7 +164,7 @@ class SearchService:
             asked = [self._query(query, vectors.get(query))]
             if correction and mode is not Mode.LEXICAL:
                 asked.append(self._query(correction, vectors.get(correction), corrected=True))
-            rows = self._rank(asked, scope, k, mode)
+            rows = self._rank(asked, scope, mask, k, mode)
             rankings.append(Ranking([r for r in rows if r.confidence >= min_confidence], correction))
         return rankings
 
@@ -193,41 +194,38 @@ class SearchService:
     def _query(self, text: str, vector: np.ndarray | None, corrected: bool = False) -> _Query:
         return _Query(text, vector, self.bundle.chargrams.vector(text), tokens(text), corrected)
 
-    def _rank(self, asked: list[_Query], scope: Scope, k: int, mode: Mode) -> list[Ranked]:
+    def _rank(self, asked: list[_Query], scope: Scope, mask: np.ndarray, k: int, mode: Mode) -> list[Ranked]:
+        """``mask``: the scope's admitted catalog rows (:meth:`Scope.mask`)."""
         bundle = self.bundle
-        mask = scope.mask(bundle)
         ranges = scope.ranges(bundle)
         depth = max(k, self.settings.fusion_depth)
-        keys = set(scope.keys(bundle))
-        code_rows = [
-            r for r in bundle.rows_by_code(asked[0].text)
-            if mask[r] and bundle.concepts[r].system in keys and (scope.include_inactive or bundle.concepts[r].active)
-        ]
+        excluded = scope.exclude_labels
+        code_rows = [r for r in bundle.rows_by_code(asked[0].text) if mask[r]]
         bm25: dict[int, Hit] = {}
         candidates: dict[int, None] = dict.fromkeys(code_rows)
         for query in asked:
             found: list[dict[int, Hit]] = []
             if mode is not Mode.LEXICAL and query.vector is not None:
                 vector = query.vector
-                found.append(self._channel(lambda n, r, v=vector: zip(*bundle.vectors.search(v, n, r)), ranges, depth, mask, scope))
+                found.append(self._channel(lambda n, r, v=vector: zip(*bundle.vectors.search(v, n, r)), ranges, depth, mask, excluded))
             if mode is not Mode.DENSE:
                 lexical = self._channel(
-                    lambda n, r, q=query.text: ((s, i) for i, s in bundle.lexical.search(q, n, r)), ranges, depth, mask, scope
+                    lambda n, r, q=query.text: ((s, i) for i, s in bundle.lexical.search(q, n, r)), ranges, depth, mask, excluded
                 )
                 if not query.corrected:
                     bm25 = lexical
                 found.append(lexical)
             if mode is Mode.HYBRID:
-                chars = self._channel(lambda n, r, q=query.text: zip(*bundle.chargrams.search(q, n, r)), ranges, depth, mask, scope)
+                chars = self._channel(lambda n, r, q=query.text: zip(*bundle.chargrams.search(q, n, r)), ranges, depth, mask, excluded)
                 found.append(chars)
             for channel in found:
                 candidates.update(dict.fromkeys(channel))
-        if scope.exclude_labels:  # a concept all of whose labels are left out cannot match
-            candidates = {c: None for c in candidates if set(self.bundle.concept_labels(c)) - scope.exclude_labels}
+        if excluded:  # a concept all of whose labels are left out cannot match
+            candidates = {c: None for c in candidates if set(bundle.concept_labels(c)) - excluded}
         if not candidates:
             return []
         rows = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
-        features, labels = self._features(asked, rows, set(code_rows), scope.exclude_labels)
+        features, labels = self._features(asked, rows, set(code_rows), excluded)
         confidence = self.calibration.confidence(features)
         if mode is Mode.DENSE:
             score = features[:, _COS]
@@ -250,7 +248,7 @@ class SearchService:
         ]
 
     def _channel(
-        self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, mask: np.ndarray, scope: Scope
+        self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, mask: np.ndarray, excluded: frozenset[int]
     ) -> dict[int, Hit]:
         """The best ``k`` concepts of each range (best label each), asking for more labels until
         ``k`` admitted concepts are found."""
@@ -264,7 +262,7 @@ class SearchService:
                 for score, label in search(wanted, id_range):
                     hits += 1
                     concept = int(self.bundle.label_concept[label])
-                    if mask[concept] and int(label) not in scope.exclude_labels:
+                    if mask[concept] and int(label) not in excluded:
                         found.setdefault(concept, Hit(concept, float(score), int(label)))
                 if len(found) >= k or hits < wanted or wanted >= size:
                     break

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from app.api.deps import ReaderDep, ServiceDep, SettingsDep
-from app.api.errors import PROBLEM_RESPONSES, InvalidParameter, NotFound
+from app.api.errors import PROBLEM_RESPONSES, NotFound
 from app.api.routes.search import check_confidence, check_k, parse_scope, parse_systems
 from app.search.service import Mode, Result, SearchService
 from app.search.similar import concept_labels, match_labels

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
-from app.api.deps import ReaderDep, ServiceDep, SettingsDep
+from app.api.deps import ServiceDep, SettingsDep
 from app.api.errors import (
     PROBLEM_RESPONSES,
     ApiError,
@@ -30,7 +30,6 @@ from app.matching.result import MatchRun, RunInfo
 from app.matching.sssom import write_sssom
 from app.search.service import SearchService
 from indexer.settings import Settings
-from indexer.store import StoreReader
 
 router = APIRouter(tags=["match"])
 
@@ -71,11 +70,9 @@ def _jobs(request: Request) -> JobRunner:
 JobsDep = Annotated[JobRunner, Depends(_jobs)]
 
 
-def _resolve(
-    body: MatchRequest, service: SearchService, reader: StoreReader, settings: Settings, max_sources: int
-) -> Resolved:
+def _resolve(body: MatchRequest, service: SearchService, settings: Settings, max_sources: int) -> Resolved:
     try:
-        return resolve(body, service, reader, settings, max_sources)
+        return resolve(body, service, settings, max_sources)
     except InputError as exc:
         raise InvalidParameter(exc.detail, exc.param) from exc
 
@@ -94,20 +91,18 @@ def render(run: MatchRun, media: str) -> Response:
 
 
 @router.post("/match", responses={**FORMATS, **PROBLEM_RESPONSES})
-def match(body: MatchRequest, request: Request, service: ServiceDep, reader: ReaderDep, settings: SettingsDep) -> Response:
+def match(body: MatchRequest, request: Request, service: ServiceDep, settings: SettingsDep) -> Response:
     """Top ``k`` target concepts per source, at most ``match.max_sync_sources`` sources."""
-    resolved = _resolve(body, service, reader, settings, settings.match.max_sync_sources)
+    resolved = _resolve(body, service, settings, settings.match.max_sync_sources)
     info = RunInfo.of(str(uuid.uuid4()), body, resolved, service)
     results = Matcher(service).match(resolved.sources, resolved.target, body.k, body.min_score, body.mode)
     return render(MatchRun(info, results), _format(request))
 
 
 @router.post("/match/jobs", status_code=202, response_model=JobOut, responses=PROBLEM_RESPONSES)
-def submit_job(
-    body: MatchRequest, service: ServiceDep, reader: ReaderDep, settings: SettingsDep, jobs: JobsDep
-) -> JSONResponse:
+def submit_job(body: MatchRequest, service: ServiceDep, settings: SettingsDep, jobs: JobsDep) -> JSONResponse:
     """Accept a batch of up to ``match.max_job_sources`` sources; poll ``Location`` for progress."""
-    resolved = _resolve(body, service, reader, settings, settings.match.max_job_sources)
+    resolved = _resolve(body, service, settings, settings.match.max_job_sources)
     info = RunInfo.of(str(uuid.uuid4()), body, resolved, service)
     jobs.store.create(info, body)
     jobs.submit(info.run_id)

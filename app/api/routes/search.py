@@ -76,10 +76,10 @@ def parse_scope(
     kinds = None
     if kind is not None:
         kinds = frozenset(part.strip() for part in kind.split(",") if part.strip())
-        known = {c.kind for c in bundle.concepts if c.kind}
-        unknown = sorted(kinds - known)
+        unknown = sorted(kinds - bundle.kind_names)
         if unknown or not kinds:
-            raise InvalidParameter(f"kind: unknown kind {unknown[0] if unknown else kind!r}; known: {', '.join(sorted(known))}", "kind")
+            known = ", ".join(sorted(bundle.kind_names))
+            raise InvalidParameter(f"kind: unknown kind {unknown[0] if unknown else kind!r}; known: {known}", "kind")
     return Scope(tuple(systems), subtree, exclude, kinds, billable, include_inactive)
 
 
