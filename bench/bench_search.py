@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from app.search.loader import open_search_service
+from app.search.scope import Scope
 from app.search.service import Mode, SearchService
 from bench.common import percentiles, record, rss_mib, uvicorn_server
 from indexer.settings import get_settings
@@ -31,12 +32,12 @@ def in_process(service: SearchService) -> list[str]:
     rows = []
     for mode in Mode:
         for query, system in QUERIES:  # warm-up
-            service.search(query, [system], 10, mode)
+            service.rank(query, Scope((system,)), 10, mode)
         samples = []
         for _ in range(5):
             for query, system in QUERIES:
                 start = time.perf_counter()
-                service.search(query, [system], 10, mode)
+                service.rank(query, Scope((system,)), 10, mode)
                 samples.append((time.perf_counter() - start) * 1000)
         p = percentiles(samples)
         rows.append(f"| in-process | {mode} | 1 | {p['p50']} | {p['p99']} | {len(samples) / (sum(samples) / 1000):.0f} |")
