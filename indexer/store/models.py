@@ -155,3 +155,18 @@ class EvaluationRunRow(Base):
     metrics: Mapped[dict[str, float]] = mapped_column(JSON)
     overlap: Mapped[dict[str, Any]] = mapped_column(JSON)
     items: Mapped[list[Any]] = mapped_column(JSON)
+
+
+class KnowledgeSourceRow(Base):
+    """A knowledge source whose designations the store holds (a local supplement, ...): where it
+    came from and how many terms it added. Its designations name it in their ``knowledge``."""
+
+    __tablename__ = "knowledge_source"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    kind: Mapped[str] = mapped_column(String(32))  # supplement
+    path: Mapped[str] = mapped_column(Text)
+    sha256: Mapped[str] = mapped_column(String(64))
+    terms: Mapped[int] = mapped_column(Integer)
+    loaded_at: Mapped[datetime] = mapped_column(UTCDateTime())

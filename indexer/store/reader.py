@@ -18,6 +18,7 @@ from indexer.store.models import (
     ConceptRow,
     DefinitionRow,
     DesignationRow,
+    KnowledgeSourceRow,
     RelationshipRow,
 )
 
@@ -39,6 +40,18 @@ class SystemVersion:
 class ConceptRef:
     code: str
     display: str
+
+
+@dataclass(frozen=True)
+class KnowledgeSource:
+    """A knowledge source loaded into the store (a local supplement, ...)."""
+
+    name: str
+    kind: str
+    path: str  # the file it was loaded from
+    sha256: str  # of that file
+    terms: int  # designations it added
+    loaded_at: datetime
 
 
 @dataclass
@@ -76,6 +89,19 @@ class StoreReader:
         )
         with self.engine.connect() as conn:
             return [SystemVersion(*row) for row in conn.execute(query)]
+
+    def knowledge_sources(self) -> list[KnowledgeSource]:
+        """Every loaded knowledge source, by name."""
+        query = select(
+            KnowledgeSourceRow.name,
+            KnowledgeSourceRow.kind,
+            KnowledgeSourceRow.path,
+            KnowledgeSourceRow.sha256,
+            KnowledgeSourceRow.terms,
+            KnowledgeSourceRow.loaded_at,
+        ).order_by(KnowledgeSourceRow.name)
+        with self.engine.connect() as conn:
+            return [KnowledgeSource(*row) for row in conn.execute(query)]
 
     def system(self, key: str) -> SystemVersion | None:
         return next((s for s in self.systems() if s.key == key), None)
