@@ -13,6 +13,8 @@ from rich.table import Table
 
 from indexer.bundle import current_bundle, read_manifest
 from indexer.encoders import EncoderError, default_model_dir, load_encoder
+from indexer.knowledge import supplements
+from indexer.knowledge.supplements import SupplementError, add_supplement, remove_supplement
 from indexer.pipeline import BuildError, build_bundle
 from indexer.records import SourceError
 from indexer.settings import Settings, get_settings
@@ -150,3 +152,60 @@ def info_command() -> None:
     manifest = read_manifest(current)
     summary = {k: manifest[k] for k in ("bundle_id", "encoder", "counts", "vector", "lexical", "build_seconds")}
     out.print_json(json.dumps(summary))
+
+
+supplement_cli = typer.Typer(help="Local supplements: a site's own terms, abbreviations and translations.", no_args_is_help=True)
+cli.add_typer(supplement_cli, name="supplement")
+
+
+@supplement_cli.command("add")
+def supplement_add_command(
+    file: Annotated[Path, typer.Argument(help="A FHIR CodeSystem supplement (.json) or a CSV (.csv)")],
+    name: Annotated[str | None, typer.Option(help="Name to list and remove it by (default: the file's stem)")] = None,
+) -> None:
+    """Add a supplement's terms to the store, replacing a supplement of the same name; a malformed
+    file is refused and changes nothing."""
+    settings = get_settings()
+    migrate(settings.store.url)
+    engine = make_engine(settings.store.url)
+    try:
+        result = add_supplement(engine, file, name)
+    except (SourceError, SupplementError) as exc:
+        raise _fail(str(exc)) from exc
+    finally:
+        engine.dispose()
+    systems = ", ".join(f"{key} {count}" for key, count in result.per_system.items())
+    verb = "replaced" if result.replaced else "added"
+    console.print(f"{verb} supplement {result.name} from {result.path}: {result.terms} terms ({systems})", soft_wrap=True)
+    console.print("run `python -m indexer build` to serve it")
+
+
+@supplement_cli.command("remove")
+def supplement_remove_command(name: Annotated[str, typer.Argument(help="The supplement's name")]) -> None:
+    """Remove a supplement and its terms from the store."""
+    settings = get_settings()
+    migrate(settings.store.url)
+    engine = make_engine(settings.store.url)
+    try:
+        terms = remove_supplement(engine, name)
+    except SupplementError as exc:
+        raise _fail(str(exc)) from exc
+    finally:
+        engine.dispose()
+    console.print(f"removed supplement {name}: {terms} terms; run `python -m indexer build` to serve without it", soft_wrap=True)
+
+
+@supplement_cli.command("list")
+def supplement_list_command() -> None:
+    """The supplements in the store."""
+    settings = get_settings()
+    migrate(settings.store.url)
+    engine = make_engine(settings.store.url)
+    try:
+        sources = [s for s in StoreReader(engine).knowledge_sources() if s.kind == supplements.KIND]
+    finally:
+        engine.dispose()
+    table = Table("name", "terms", "file", "sha256", "loaded at", title="supplements")
+    for s in sources:
+        table.add_row(s.name, str(s.terms), s.path, s.sha256[:12], s.loaded_at.isoformat(timespec="seconds"))
+    Console().print(table)
