@@ -27,7 +27,7 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = make_engine(settings.store.url)
+        engine = make_engine(settings.store.url, settings.store)  # bounded: a hung store never blocks start-up
         app.state.reader = StoreReader(engine)
         app.state.service, app.state.bundle_error = None, None
         try:
@@ -37,7 +37,7 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
             app.state.bundle_error = ops.public_message(str(exc), settings)
             log.error("no bundle served: %s", exc)
         app.state.jobs = JobRunner(JobStore(engine), lambda: app.state.service, app.state.reader, settings)
-        app.state.jobs.start()  # resumes the match jobs a previous process left unfinished
+        app.state.jobs.start()  # resumes the jobs a previous process left unfinished, once the store answers
         async with ops.watch_bundle(app, settings, encoder):
             yield
         app.state.jobs.stop()

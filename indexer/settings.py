@@ -16,6 +16,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class StoreSettings(BaseModel):
     # Empty means SQLite at ``{data_dir}/termsearch.db``.
     url: str = ""
+    # Every connection: give up connecting (PostgreSQL) after this long. The API's connections
+    # also abandon a statement after ``statement_timeout_s`` (PostgreSQL statement_timeout; the
+    # SQLite busy timeout, how long to wait for another writer's lock) and wait at most
+    # ``pool_timeout_s`` for one of ``pool_size`` + ``max_overflow`` connections; then 503.
+    connect_timeout_s: float = Field(default=5.0, gt=0)
+    statement_timeout_s: float = Field(default=10.0, gt=0)
+    pool_size: int = Field(default=5, ge=1)
+    max_overflow: int = Field(default=5, ge=0)
+    pool_timeout_s: float = Field(default=2.0, gt=0)
 
 
 class EncoderSettings(BaseModel):

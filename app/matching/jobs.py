@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, insert, select, update
+from sqlalchemy import Engine, func, insert, inspect, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.matching.matcher import Matcher
@@ -119,8 +119,18 @@ class JobStore:
             )
 
 
+class JobError(Exception):
+    """A job that cannot go on; its message is the job's ``error``."""
+
+
 class JobRunner:
-    """One worker thread working through queued jobs, oldest first."""
+    """One worker thread working through queued jobs, oldest first.
+
+    Start-up never waits on the store: the worker itself requeues the jobs a previous process
+    left unfinished, and retries (backing off up to ``max_retry_s``) while the store cannot be
+    used. A store error during a job pauses the worker the same way; the job keeps its saved
+    chunks and goes on once the store answers. Any other failure ends that job, never the worker.
+    """
 
     def __init__(
         self,
@@ -128,27 +138,23 @@ class JobRunner:
         service: Callable[[], SearchService | None],
         reader: StoreReader,
         settings: Settings,
+        max_retry_s: float = 10.0,
     ) -> None:
         self.store = store
         self._service = service  # asked again for every chunk: the app may switch bundles
         self.reader = reader
         self.settings = settings
-        self.error: str | None = None  # set when the job tables cannot be used
+        self.max_retry_s = max_retry_s
+        self.error: str | None = None  # why jobs cannot run now (the store), for callers
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._work, name="match-jobs", daemon=True)
 
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
     def start(self) -> None:
-        try:
-            pending = self.store.requeue_unfinished()
-        except SQLAlchemyError as exc:
-            self.error = f"the job store cannot be used ({type(exc).__name__}); run `python -m indexer migrate`"
-            log.error("match jobs disabled: %s", exc)
-            return
-        if pending:
-            log.info("resuming %d match job(s)", len(pending))
-        for job_id in pending:
-            self._queue.put(job_id)
         self._thread.start()
 
     def submit(self, job_id: str) -> None:
@@ -163,15 +169,67 @@ class JobRunner:
             self._thread.join(timeout)
 
     def _work(self) -> None:
-        while not self._stop.is_set():
-            job_id = self._queue.get()
-            if job_id is None:
+        failures = 0  # store failures in a row: the wait before the next try doubles up to max_retry_s
+        while not self._stop.wait(min(0.25 * 2**failures, self.max_retry_s) if failures else 0):
+            if not self._recover():
+                failures = min(failures + 1, 16)
+                continue
+            while (job_id := self._queue.get()) is not None:
+                if not self._step(job_id):
+                    failures = min(failures + 1, 16)
+                    break
+                failures = 0
+            else:  # stop() was called
                 return
-            try:
-                self._run(job_id)
-            except Exception as exc:  # any failure ends this job, not the worker
+
+    def _step(self, job_id: str) -> bool:
+        """Run one job; False when the store failed (the worker then recovers and resumes it)."""
+        try:
+            self._run(job_id)
+        except SQLAlchemyError as exc:
+            log.warning("match job %s paused: the store failed (%s)", job_id, type(exc).__name__)
+            return False
+        except Exception as exc:  # any other failure ends this job, not the worker
+            if isinstance(exc, JobError):
+                message = str(exc)
+            else:
                 log.exception("match job %s failed", job_id)
-                self.store.set_status(job_id, FAILED, f"{type(exc).__name__}: {exc}")
+                message = f"the job failed on an internal error (logged under job {job_id}); submit it again"
+            try:
+                self.store.set_status(job_id, FAILED, message)
+            except SQLAlchemyError:  # it runs again once the store is back, and fails the same way
+                return False
+        return True
+
+    def _recover(self) -> bool:
+        """Requeue what is unfinished in the store; False (and ``error`` set) while it cannot be used."""
+        try:
+            pending = self.store.requeue_unfinished()
+        except SQLAlchemyError as exc:
+            error = self._diagnose()
+            if error != self.error:
+                log.error("match jobs paused: %s (%s)", error, type(exc).__name__)
+            self.error = error
+            return False
+        while not self._queue.empty():  # every queued job is in ``pending``, oldest first
+            if self._queue.get_nowait() is None:
+                self._queue.put(None)
+                return True
+        for job_id in pending:
+            self._queue.put(job_id)
+        if self.error or pending:
+            log.info("match jobs running; %d queued", len(pending))
+        self.error = None
+        return True
+
+    def _diagnose(self) -> str:
+        try:
+            tables = inspect(self.store.engine).get_table_names()
+        except SQLAlchemyError:
+            return "the concept store cannot be reached; match jobs resume once it answers"
+        if not {MatchJobRow.__tablename__, MatchJobChunkRow.__tablename__} <= set(tables):
+            return "the match job tables are missing; run `python -m indexer migrate`"
+        return "the concept store is busy or failing; match jobs resume once it answers"
 
     def _run(self, job_id: str) -> None:
         job = self.store.get(job_id)
@@ -196,5 +254,5 @@ class JobRunner:
         service = self._service()
         if service is None or service.bundle.id != job.info.bundle_id:
             serving = service.bundle.id if service else "none"
-            raise RuntimeError(f"the job was accepted on bundle {job.info.bundle_id}, now {serving} is served; submit it again")
+            raise JobError(f"the job was accepted on bundle {job.info.bundle_id}, now {serving} is served; submit it again")
         return service

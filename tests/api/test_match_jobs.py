@@ -189,4 +189,4 @@ def test_a_job_on_a_bundle_no_longer_served_fails_and_says_why(chunked: Settings
         runner.submit(job_id)
         failed = _wait(client, location, lambda j: j["status"] == "failed")
         serving = client.app.state.service.bundle.id
-        assert failed["error"] == f"RuntimeError: the job was accepted on bundle old, now {serving} is served; submit it again"
+        assert failed["error"] == f"the job was accepted on bundle old, now {serving} is served; submit it again"

@@ -12,8 +12,9 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/health")
-def health() -> dict[str, str]:
-    """The process is up (no dependency checked)."""
+async def health() -> dict[str, str]:
+    """The process is up (no dependency checked; on the event loop, so busy worker threads do not
+    make it fail)."""
     return {"status": "ok"}
 
 
@@ -40,6 +41,8 @@ def ready(request: Request) -> JSONResponse:
         checks["store"] = {"up": True}
     except Exception as exc:  # noqa: BLE001 - any driver error means "down"
         checks["store"] = {"up": False, "error": type(exc).__name__}
+    jobs = state.jobs
+    checks["jobs"] = {"up": True} if jobs.alive and jobs.error is None else {"up": False, "error": jobs.error or "the match-job worker stopped"}
     is_ready = all(check["up"] or "fallback" in check for check in checks.values())
     degraded = is_ready and not all(check["up"] for check in checks.values())
     body = {"ready": is_ready, "degraded": degraded, "checks": checks}
