@@ -163,8 +163,7 @@ def supplement_add_command(
     file: Annotated[Path, typer.Argument(help="A FHIR CodeSystem supplement (.json) or a CSV (.csv)")],
     name: Annotated[str | None, typer.Option(help="Name to list and remove it by (default: the file's stem)")] = None,
 ) -> None:
-    """Add a supplement's terms to the store, replacing a supplement of the same name; a malformed
-    file is refused and changes nothing."""
+    """Add a supplement's terms, replacing one of the same name; a malformed file changes nothing."""
     settings = get_settings()
     migrate(settings.store.url)
     engine = make_engine(settings.store.url)
