@@ -1,8 +1,11 @@
 """``python -m app [uvicorn options]``: uvicorn serving ``app.main:app`` with the settings' limits.
 
-From ``TERMSEARCH_API__*``: ``--limit-concurrency`` (then 503) and ``--timeout-graceful-shutdown``
-(in-flight requests drain for that long on SIGTERM); JSON logs (``docker/logging.json``) with the
-app's own access log line instead of uvicorn's. Options given on the command line win.
+From ``TERMSEARCH_API__*``: ``--limit-concurrency`` (connections at once, then 503),
+``--timeout-graceful-shutdown`` (in-flight requests drain for that long on SIGTERM),
+``--timeout-keep-alive``, ``--backlog``, and the h11 protocol with a header timeout
+(:mod:`app.ops.connections`: idle and slowloris connections are closed); JSON logs
+(``docker/logging.json``) with the app's own access log line instead of uvicorn's. Options given
+on the command line win.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ def uvicorn_args(argv: list[str], app: str = "app.main:app") -> list[str]:
     defaults = [
         "--limit-concurrency", str(api.limit_concurrency),
         "--timeout-graceful-shutdown", str(api.graceful_shutdown_s),
+        "--timeout-keep-alive", str(api.keep_alive_s),
+        "--backlog", str(api.backlog),
+        "--http", "app.ops.connections:GuardedH11Protocol",
         "--no-access-log",
         "--log-config", str(LOG_CONFIG),
     ]  # fmt: skip

@@ -126,6 +126,9 @@ class MatchSettings(BaseModel):
     max_eval_items: int = Field(default=5000, ge=1)
 
 
+PLACEHOLDER_KEY = "change-me-to-a-long-random-key"  # the example key in .env.example: refused
+
+
 class ApiSettings(BaseModel):
     """How the HTTP API protects itself (docs/OPERATIONS.md). Defaults: auth and rate limiting off."""
 
@@ -139,9 +142,18 @@ class ApiSettings(BaseModel):
     # Token bucket per client (its API key, else its address): refill per second, bucket size.
     rate_limit_per_s: float = Field(default=0.0, ge=0, description="0 = no rate limiting")
     rate_limit_burst: int = Field(default=100, ge=1)
-    # uvicorn (python -m app): connections served at once (then 503), seconds to drain on shutdown.
-    limit_concurrency: int = Field(default=200, ge=1)
+    # Wrong keys per client (its address): a bucket of ``auth_failure_burst`` refilled at
+    # ``auth_failures_per_s``; once empty, 429 until it refills, whatever key is sent.
+    auth_failures_per_s: float = Field(default=1.0, gt=0)
+    auth_failure_burst: int = Field(default=10, ge=1)
+    # uvicorn (python -m app): connections open at once (then 503), seconds to drain on shutdown,
+    # seconds a kept-alive connection may stay silent, seconds a connection has to send a
+    # request's headers (from when it opens, and after each response), pending connections.
+    limit_concurrency: int = Field(default=1000, ge=1)
     graceful_shutdown_s: int = Field(default=30, ge=0)
+    keep_alive_s: int = Field(default=5, ge=1)
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    backlog: int = Field(default=2048, ge=1)
     # How often the app looks at ``bundles/current`` for a new bundle; 0 = only at start-up.
     bundle_check_s: float = Field(default=5.0, ge=0)
 
@@ -151,6 +163,11 @@ class ApiSettings(BaseModel):
             raise ValueError("api.auth_enabled needs TERMSEARCH_API__API_KEYS")
         if any(len(key) < 16 for key in self.keys):
             raise ValueError("every API key needs at least 16 characters")
+        if self.auth_enabled and PLACEHOLDER_KEY in self.keys:
+            raise ValueError(
+                f"TERMSEARCH_API__API_KEYS holds the placeholder {PLACEHOLDER_KEY!r} from .env.example; "
+                "set a random key (openssl rand -hex 32)"
+            )
         return self
 
     @property

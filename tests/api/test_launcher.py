@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -42,6 +43,8 @@ def test_limits_come_from_the_settings_and_the_command_line_wins(monkeypatch) ->
         get_settings.cache_clear()
     assert args[0] == "app.main:app"
     assert args[args.index("--timeout-graceful-shutdown") + 1] == "9"
+    assert args[args.index("--http") + 1] == "app.ops.connections:GuardedH11Protocol"
+    assert args[args.index("--timeout-keep-alive") + 1] == "5"
     assert args[-4:] == ["--port", "1234", "--limit-concurrency", "8"]  # later values win in click
     assert "--no-access-log" in args and "--log-config" in args
 
@@ -71,6 +74,37 @@ def test_sigterm_drains_the_request_in_flight(tmp_path) -> None:
         assert server.wait(30) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once drained
     finally:
         server.kill()
+
+
+def test_idle_connections_neither_deny_service_nor_stay_open(tmp_path) -> None:
+    """300 connections that send nothing, and one that sends half a request: /health still
+    answers, and each is closed once ``header_timeout_s`` has passed (the real app, no bundle)."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "TERMSEARCH_DATA_DIR": str(tmp_path),
+        "TERMSEARCH_API__HEADER_TIMEOUT_S": "2",
+        "TERMSEARCH_API__BUNDLE_CHECK_S": "0",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app", "--host", "127.0.0.1", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
+    )
+    base = f"http://127.0.0.1:{port}"
+    idle: list[socket.socket] = []
+    try:
+        _wait_for(lambda: _answers(f"{base}/health"), "the server to start")
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(300)]
+        idle[0].sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")  # slowloris: the headers never end
+        health = httpx.get(f"{base}/health", timeout=30)
+        assert (health.status_code, health.json()) == (200, {"status": "ok"})
+        for sock in (idle[0], idle[1], idle[-1]):
+            sock.settimeout(30)  # a hang fails the test; the server closes them after about 2 s
+            assert sock.recv(1024) == b""
+    finally:
+        for sock in idle:
+            sock.close()
+        server.kill()
+        server.wait(30)
 
 
 def _answers(url: str) -> bool:
