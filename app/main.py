@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import ops
-from app.api import errors, fhir_errors
+from app.api import errors, http
 from app.api.routes import concepts, evaluations, fhir, health, match, search, web
 from app.matching.jobs import JobRunner, JobStore
 from app.search.loader import open_search_service
@@ -52,7 +52,7 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
     app.state.settings = settings
     errors.install(app)
     ops.install(app, settings)
-    fhir_errors.install(app)  # after ops: its middleware rewrites their problem JSON under /fhir too
+    http.install(app)  # after ops: HEAD and the security headers cover their answers too
     for module in (search, concepts, match, evaluations, health, fhir, web):
         app.include_router(module.router)
     return app

@@ -112,6 +112,9 @@ class FhirSettings(BaseModel):
     prefix_completions: int = Field(default=8, ge=0)
     # Semantic (dense) candidates per $translate, besides the stored mappings.
     translate_candidates: int = Field(default=5, ge=0)
+    # The public FHIR base (https://tx.example.org/fhir) named by /fhir/metadata; never taken
+    # from the request's Host header. None: the CapabilityStatement names no url.
+    base_url: str | None = None
 
 
 class MatchSettings(BaseModel):

@@ -1,18 +1,47 @@
-"""One error hierarchy, rendered as RFC 9457 problem JSON (``application/problem+json``)."""
+"""The one place errors become responses: :func:`render` writes any :class:`~app.errors.ApiError`
+as RFC 9457 problem JSON (``application/problem+json``), or as a FHIR OperationOutcome
+(``application/fhir+json``) for paths under ``/fhir``. :func:`install` routes every other error
+(request validation, routing 404/405, store and backend outages, unexpected exceptions) to it.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
+from app.errors import (
+    ApiError,
+    Conflict,
+    InvalidParameter,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    SearchBackendDown,
+    StoreUnavailable,
+    Unauthorized,
+    Unavailable,
+    UnsupportedMediaType,
+)
+from app.fhir.outcome import FHIR_JSON, operation_outcome
 from indexer.remote import BackendUnavailable
 
 PROBLEM_JSON = "application/problem+json"
+FHIR_PREFIX = "/fhir"
+STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, PoolTimeout)
+
+log = logging.getLogger("termsearch")
+# What an HTTPException raised by another layer (Starlette, FastAPI) becomes, by its status.
+_BY_STATUS = (Unauthorized, Conflict, PayloadTooLarge, UnsupportedMediaType, RateLimited, Unavailable)
 
 
 class Problem(BaseModel):
@@ -25,75 +54,93 @@ class Problem(BaseModel):
     param: str | None = None
 
 
-class ApiError(Exception):
-    status = 400
-    type = "/problems/bad-request"
-    title = "Bad request"
+class OperationOutcomeBody(BaseModel):
+    """Error body of every route under ``/fhir`` (an R4 OperationOutcome)."""
 
-    def __init__(self, detail: str, param: str | None = None) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.param = param
-
-    def problem(self) -> Problem:
-        return Problem(type=self.type, title=self.title, status=self.status, detail=self.detail, param=self.param)
-
-
-class InvalidParameter(ApiError):
-    status = 422
-    type = "/problems/invalid-parameter"
-    title = "Invalid parameter"
-
-
-class NotFound(ApiError):
-    status = 404
-    type = "/problems/not-found"
-    title = "Not found"
-
-
-class Unavailable(ApiError):
-    status = 503
-    type = "/problems/unavailable"
-    title = "Service unavailable"
-
-
-class SearchBackendDown(Unavailable):
-    """A remote index (Elasticsearch) cannot answer and the bundle has no embedded fallback for it."""
-
-    type = "/problems/backend-unavailable"
-    title = "Search backend unavailable"
+    resourceType: str = "OperationOutcome"  # noqa: N815 - the FHIR element name
+    issue: list[dict[str, Any]]
 
 
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": Problem, "content": {PROBLEM_JSON: {}}} for status in (404, 422, 503)
+    status: {"model": Problem, "content": {PROBLEM_JSON: {}}} for status in (400, 404, 405, 413, 415, 422, 503)
+}
+FHIR_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": OperationOutcomeBody, "content": {FHIR_JSON: {}}} for status in (400, 404, 405, 413, 415, 422, 503)
 }
 
 
-def problem_response(problem: Problem) -> JSONResponse:
-    return JSONResponse(problem.model_dump(exclude_none=True), status_code=problem.status, media_type=PROBLEM_JSON)
+def is_fhir(path: str) -> bool:
+    return path == FHIR_PREFIX or path.startswith(f"{FHIR_PREFIX}/")
+
+
+def render(error: ApiError, path: str) -> JSONResponse:
+    """``error`` as the caller of ``path`` expects it: an OperationOutcome under /fhir, else problem JSON."""
+    if is_fhir(path):
+        status = error.fhir_status or error.status
+        severity = "fatal" if status >= 500 else "error"
+        body, media_type = operation_outcome(error.detail, error.issue, error.tx_code, severity), FHIR_JSON
+    else:
+        status, media_type = error.status, PROBLEM_JSON
+        problem = Problem(type=error.type, title=error.title, status=status, detail=error.detail, param=error.param)
+        body = problem.model_dump(exclude_none=True) | error.extra()
+    return JSONResponse(body, status_code=status, media_type=media_type, headers=error.headers)
+
+
+def validation_error(exc: RequestValidationError) -> InvalidParameter:
+    """The first error pydantic found, naming its parameter (``concepts.0.labels``)."""
+    first = exc.errors()[0]
+    location = [str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body", "header")]
+    param = ".".join(location) or "body"
+    return InvalidParameter(f"{param}: {first['msg']}", param)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at the request's path (HEAD wherever GET: app/api/http.py)."""
+    routes = request.app.router.routes
+    methods = {
+        method
+        for method in ("DELETE", "GET", "PATCH", "POST", "PUT")
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
+    }
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
+
+
+def http_error(exc: StarletteHTTPException, request: Request) -> ApiError:
+    """Routing's own errors: no route (404), a method the route does not take (405, with Allow)."""
+    if exc.status_code == 405:
+        allowed = ", ".join(allowed_methods(request))
+        return MethodNotAllowed(f"{request.method} is not allowed here; allowed: {allowed}", headers={"Allow": allowed})
+    if exc.status_code == 404:
+        return NotFound("no route serves this path")
+    kind = next((kind for kind in _BY_STATUS if kind.status == exc.status_code), ApiError)
+    return kind(str(exc.detail), headers=exc.headers)
 
 
 def install(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return problem_response(exc.problem())
+    """Exception handlers: every error a route can raise goes through :func:`render`."""
 
-    @app.exception_handler(BackendUnavailable)
-    async def _backend(_: Request, exc: BackendUnavailable) -> JSONResponse:
-        return problem_response(SearchBackendDown(str(exc)).problem())
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return render(exc, request.url.path)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0]
-        location = [str(part) for part in first.get("loc", ()) if part not in ("query", "path", "body")]
-        param = ".".join(location) or None
-        detail = f"{param}: {first['msg']}" if param else first["msg"]
-        return problem_response(InvalidParameter(detail, param).problem())
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return render(validation_error(exc), request.url.path)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "HTTP error")
-        slug = title.lower().replace(" ", "-")
-        return problem_response(
-            Problem(type=f"/problems/{slug}", title=title, status=exc.status_code, detail=str(exc.detail))
-        )
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return render(http_error(exc, request), request.url.path)
+
+    @app.exception_handler(BackendUnavailable)
+    async def _backend(request: Request, exc: BackendUnavailable) -> JSONResponse:
+        return render(SearchBackendDown(str(exc)), request.url.path)
+
+    async def _store(request: Request, exc: Exception) -> JSONResponse:
+        """A route that needs the concept store while it cannot be reached (the bundle still serves)."""
+        log.warning("concept store unavailable: %s", type(exc).__name__)
+        return render(StoreUnavailable("the concept store cannot be reached; try again later"), request.url.path)
+
+    for error in STORE_ERRORS:
+        app.add_exception_handler(error, _store)

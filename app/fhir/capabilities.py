@@ -38,7 +38,9 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def capability_statement(base_url: str) -> dict[str, Any]:
+def capability_statement(base_url: str | None) -> dict[str, Any]:
+    """``base_url``: the configured public FHIR base (``TERMSEARCH_FHIR__BASE_URL``), never the
+    request's Host; without one the implementation has no url."""
     resources = [
         {
             "type": kind,
@@ -56,7 +58,7 @@ def capability_statement(base_url: str) -> dict[str, Any]:
         "kind": "instance",
         "instantiates": ["http://hl7.org/fhir/CapabilityStatement/terminology-server"],
         "software": SOFTWARE,
-        "implementation": {"description": "termsearch semantic terminology server", "url": base_url},
+        "implementation": {"description": "termsearch semantic terminology server"} | ({"url": base_url} if base_url else {}),
         "fhirVersion": FHIR_VERSION,
         "format": ["json"],
         "rest": [{"mode": "server", "resource": resources}],

@@ -13,7 +13,8 @@ from typing import Any
 
 from app.fhir.context import FhirContext
 from app.fhir.designations import designation, display_in, displays
-from app.fhir.outcome import InvalidRequest, NotFound, UnknownCode, operation_outcome
+from app.errors import InvalidParameter, NotFound, UnknownCode
+from app.fhir.outcome import operation_outcome
 from app.fhir.params import Coding, OperationParams
 from app.fhir.valuesets import ValueSetRef, parse_value_set
 from indexer.bundle import SystemRange
@@ -25,14 +26,14 @@ _PART_TYPES = {"language": "valueCode", "use": "valueCoding", "value": "valueStr
 def _required_coding(params: OperationParams, system_name: str) -> Coding:
     coding = params.coding("code", system_name)
     if coding is None:
-        raise InvalidRequest("code: required (or coding)")
+        raise InvalidParameter("code: required (or coding)")
     return coding
 
 
 def lookup(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     coding = _required_coding(params, "system")
     if not coding.system:
-        raise InvalidRequest("system: required")
+        raise InvalidParameter("system: required")
     system = context.system(coding.system)
     if coding.version and coding.version != system.version:
         raise NotFound(f"version {coding.version!r} of {system.uri} is not loaded; loaded: {system.version}")
@@ -76,7 +77,7 @@ def validate_in_code_system(context: FhirContext, params: OperationParams) -> di
     coding = _required_coding(params, "url")
     url = params.text("url") or coding.system
     if not url:
-        raise InvalidRequest("url: required (or a coding with a system)")
+        raise InvalidParameter("url: required (or a coding with a system)")
     system = context.system(url)
     if coding.system and coding.system != system.uri:
         return _negative(f"the coding's system {coding.system} is not {system.uri}", "invalid-data", coding)
@@ -87,7 +88,7 @@ def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict
     value_set = parse_value_set(context, params.required_text("url"))
     coding = _required_coding(params, "system")
     if not coding.system:
-        raise InvalidRequest("system: required with code")
+        raise InvalidParameter("system: required with code")
     if coding.system != value_set.system.uri:
         return _negative(f"no code of {coding.system} is in the value set {value_set.url}", "not-in-vs", coding)
     return _validate(context, value_set.system, coding, value_set)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from app.fhir.outcome import NotFound, UnknownCode
+from app.errors import NotFound, UnknownCode
 from app.search.autocomplete import Autocomplete
 from app.search.service import SearchService
 from indexer.bundle import Bundle, CatalogConcept, SystemRange

@@ -20,7 +20,8 @@ from typing import Any
 
 from app.fhir.context import FhirContext
 from app.fhir.designations import designations, display_in
-from app.fhir.outcome import InvalidRequest, TooCostly
+from app.checks import check_length, check_range
+from app.errors import TooCostly
 from app.fhir.params import OperationParams
 from app.fhir.valuesets import ValueSetRef, parse_value_set
 from app.search.service import Ranked
@@ -52,13 +53,11 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     language = params.language("displayLanguage")
     if count is not None and count > limits.max_count:
         raise TooCostly(f"count: at most {limits.max_count} codes per page (got {count})")
-    if len(text) > context.settings.search.max_query_length:
-        raise InvalidRequest(f"filter: longer than {context.settings.search.max_query_length} characters")
+    check_length(text, context.settings.search.max_query_length, "filter")
     min_confidence = params.decimal("min_confidence")
     if min_confidence is None:
         min_confidence = context.settings.search.confidence_threshold
-    elif not 0.0 <= min_confidence <= 1.0:
-        raise InvalidRequest(f"min_confidence: must be between 0 and 1 (got {min_confidence})")
+    check_range(min_confidence, 0, 1, "min_confidence")
 
     hits: Sequence[Ranked] | None = None
     if text:

@@ -1,4 +1,5 @@
-"""OperationOutcome: the body of every error under ``/fhir``.
+"""OperationOutcome: the body of every error under ``/fhir`` (rendered from ``app.errors`` by
+``app/api/errors.py``) and of the ``issues`` of a negative ``$validate-code``.
 
 Each issue has a severity, an issue type (``http://hl7.org/fhir/issue-type``), and ``details``
 with a coding from the terminology issue types (``tx-issue-type``) and a readable text.
@@ -17,55 +18,3 @@ def operation_outcome(text: str, code: str, tx_code: str | None, severity: str =
     if tx_code is not None:
         details["coding"] = [{"system": TX_ISSUE_TYPE, "code": tx_code}]
     return {"resourceType": "OperationOutcome", "issue": [{"severity": severity, "code": code, "details": details}]}
-
-
-class FhirError(Exception):
-    """A request the terminology operations refuse; rendered as an OperationOutcome."""
-
-    status = 400
-    code = "invalid"
-    tx_code = "invalid-data"
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
-
-    def outcome(self) -> dict[str, Any]:
-        return operation_outcome(self.text, self.code, self.tx_code)
-
-
-class InvalidRequest(FhirError):
-    """A parameter or body that is missing, malformed or out of range."""
-
-
-class NotFound(FhirError):
-    """An unknown code system or value set."""
-
-    status = 404
-    code = "not-found"
-    tx_code = "not-found"
-
-
-class UnknownCode(FhirError):
-    """A code that is not in the code system."""
-
-    status = 404
-    code = "code-invalid"
-    tx_code = "invalid-code"
-
-
-class TooCostly(FhirError):
-    """More work than the configured limits allow (``TERMSEARCH_FHIR__*``)."""
-
-    status = 422
-    code = "too-costly"
-    tx_code = "vs-invalid"
-
-
-def outcome_for_status(status: int, text: str) -> dict[str, Any]:
-    """The OperationOutcome for an error that another layer answered with ``status``
-    (routing 404/405, request validation, service unavailable, ...)."""
-    if status >= 500:
-        return operation_outcome(text, "transient" if status == 503 else "exception", None, "fatal")
-    code = {404: "not-found", 405: "not-supported", 413: "too-costly", 429: "throttled"}.get(status, "invalid")
-    return operation_outcome(text, code, "not-found" if status == 404 else "invalid-data")

@@ -8,10 +8,41 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.fhir.outcome import InvalidRequest
+from app.errors import InvalidParameter
 
 _LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
 _BOOLEANS = {"true": True, "false": False}
+INT32 = (-(2**31), 2**31 - 1)
+_INTEGERS = {"Integer", "UnsignedInt", "PositiveInt"}
+_STRINGS = {"String", "Uri", "Url", "Canonical", "Code", "Id", "Oid", "Uuid", "Markdown", "Date", "DateTime", "Instant", "Time"}
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, for messages (never the value itself, which may be huge)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), "null")
+
+
+def _check_value(name: str, key: str, value: Any) -> None:
+    """``value[x]`` holds a JSON value of its FHIR type (R4 JSON: integers are 32-bit)."""
+    suffix = key.removeprefix("value")
+    if suffix in _INTEGERS:
+        if not isinstance(value, int) or isinstance(value, bool) or not INT32[0] <= value <= INT32[1]:
+            got = value if isinstance(value, int) and not isinstance(value, bool) else _kind(value)
+            raise InvalidParameter(f"{name}: {key} must be a 32-bit integer (got {got})", name)
+    elif suffix == "Decimal":
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise InvalidParameter(f"{name}: {key} must be a number (got {_kind(value)})", name)
+    elif suffix == "Boolean":
+        if not isinstance(value, bool):
+            raise InvalidParameter(f"{name}: {key} must be true or false (got {_kind(value)})", name)
+    elif suffix in _STRINGS:
+        if not isinstance(value, str):
+            raise InvalidParameter(f"{name}: {key} must be a string (got {_kind(value)})", name)
+    elif not isinstance(value, dict):  # Coding, CodeableConcept and the other complex types
+        raise InvalidParameter(f"{name}: {key} must be an object (got {_kind(value)})", name)
 
 
 @dataclass(frozen=True)
@@ -35,49 +66,53 @@ class OperationParams:
 
     @classmethod
     def from_resource(cls, body: Any) -> OperationParams:
-        """Each ``parameter`` needs a ``name`` and exactly one ``value[x]``."""
+        """Each ``parameter`` needs a ``name`` and exactly one ``value[x]`` of its type."""
         if not isinstance(body, dict) or body.get("resourceType") != "Parameters":
-            raise InvalidRequest("body: expected a Parameters resource")
+            raise InvalidParameter("body: expected a Parameters resource", "body")
+        parameters = body.get("parameter") or []
+        if not isinstance(parameters, list):
+            raise InvalidParameter(f"parameter: expected a list of parameters (got {_kind(parameters)})", "parameter")
         values: dict[str, list[Any]] = {}
-        for number, parameter in enumerate(body.get("parameter") or []):
+        for number, parameter in enumerate(parameters):
             name = parameter.get("name") if isinstance(parameter, dict) else None
             if not isinstance(name, str) or not name:
-                raise InvalidRequest(f"body: parameter {number} has no name")
-            given = [value for key, value in parameter.items() if key.startswith("value")]
+                raise InvalidParameter(f"body: parameter {number} has no name", f"parameter.{number}")
+            given = [(key, value) for key, value in parameter.items() if key.startswith("value")]
             if len(given) != 1:
-                raise InvalidRequest(f"{name}: expected exactly one value[x]")
-            values.setdefault(name, []).append(given[0])
+                raise InvalidParameter(f"{name}: expected exactly one value[x]", name)
+            _check_value(name, *given[0])
+            values.setdefault(name, []).append(given[0][1])
         return cls(values)
 
     def _one(self, name: str) -> Any:
         values = self._values.get(name, [])
         if len(values) > 1:
-            raise InvalidRequest(f"{name}: given {len(values)} times, allowed once")
+            raise InvalidParameter(f"{name}: given {len(values)} times, allowed once")
         return values[0] if values else None
 
     def text(self, name: str) -> str | None:
         value = self._one(name)
         if value is not None and not isinstance(value, str):
-            raise InvalidRequest(f"{name}: expected a string")
+            raise InvalidParameter(f"{name}: expected a string")
         return value
 
     def required_text(self, name: str) -> str:
         value = self.text(name)
         if not value:
-            raise InvalidRequest(f"{name}: required")
+            raise InvalidParameter(f"{name}: required")
         return value
 
     def texts(self, name: str) -> list[str]:
         values = self._values.get(name, [])
         if not all(isinstance(value, str) for value in values):
-            raise InvalidRequest(f"{name}: expected strings")
+            raise InvalidParameter(f"{name}: expected strings")
         return values
 
     def integer(self, name: str, minimum: int = 0) -> int | None:
         given = self._one(name)
         value = int(given) if isinstance(given, str) and re.fullmatch(r"-?\d{1,9}", given) else given
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < minimum):
-            raise InvalidRequest(f"{name}: expected an integer of at least {minimum} (got {given!r})")
+            raise InvalidParameter(f"{name}: expected an integer of at least {minimum} (got {given!r})")
         return value
 
     def decimal(self, name: str) -> float | None:
@@ -89,7 +124,7 @@ class OperationParams:
             except ValueError:
                 value = given
         if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
-            raise InvalidRequest(f"{name}: expected a decimal (got {given!r})")
+            raise InvalidParameter(f"{name}: expected a decimal (got {given!r})")
         return None if value is None else float(value)
 
     def boolean(self, name: str) -> bool | None:
@@ -97,13 +132,13 @@ class OperationParams:
         if isinstance(value, str):
             value = _BOOLEANS.get(value, value)
         if value is not None and not isinstance(value, bool):
-            raise InvalidRequest(f"{name}: expected true or false (got {value!r})")
+            raise InvalidParameter(f"{name}: expected true or false (got {value!r})")
         return value
 
     def language(self, name: str) -> str | None:
         value = self.text(name)
         if value is not None and not _LANGUAGE.match(value):
-            raise InvalidRequest(f"{name}: expected a language tag such as en or en-US (got {value!r})")
+            raise InvalidParameter(f"{name}: expected a language tag such as en or en-US (got {value!r})")
         return value
 
     def coding(self, code_name: str, system_name: str, coding_name: str = "coding") -> Coding | None:
@@ -111,7 +146,11 @@ class OperationParams:
         value = self._one(coding_name)
         if value is not None:
             if not isinstance(value, dict) or not isinstance(value.get("code"), str):
-                raise InvalidRequest(f"{coding_name}: expected a Coding with a code")
+                raise InvalidParameter(f"{coding_name}: expected a Coding with a code", coding_name)
+            for element in ("system", "version", "display"):
+                if not isinstance(value.get(element, ""), str):
+                    param = f"{coding_name}.{element}"
+                    raise InvalidParameter(f"{param}: expected a string (got {_kind(value[element])})", param)
             return Coding(value.get("system"), value["code"], value.get("version"), value.get("display"))
         code = self.text(code_name)
         if not code:

@@ -17,7 +17,7 @@ from typing import Any
 
 from app.fhir.context import FhirContext
 from app.fhir.expand import SCORE
-from app.fhir.outcome import InvalidRequest, NotFound
+from app.errors import InvalidParameter, NotFound
 from app.fhir.params import OperationParams
 from app.fhir.valuesets import ValueSetRef, parse_value_set
 from app.search.scope import Scope
@@ -61,10 +61,10 @@ def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     if params.text("url") or params.text("conceptMap"):
         raise NotFound("no explicit ConceptMap is served: translate with system and code (and targetsystem)")
     if params.boolean("reverse"):
-        raise InvalidRequest("reverse: not supported")
+        raise InvalidParameter("reverse: not supported")
     coding = params.coding("code", "system")
     if coding is None or not coding.system:
-        raise InvalidRequest("code and system: required (or coding)")
+        raise InvalidParameter("code and system: required (or coding)")
     source = context.system(coding.system)
     row = context.row(source, coding.code)
     target = _target(context, params)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from app.fhir.context import FhirContext, Subtree
-from app.fhir.outcome import NotFound
+from app.errors import NotFound
 from app.search.scope import Scope
 from indexer.bundle import SystemRange
 

@@ -2,16 +2,20 @@
 
 The source is either a list of ``{id, labels}`` or a loaded system (optionally the subtree under
 ``source_ancestor``); the target is a loaded system (optionally the subtree under
-``target_ancestor``, the root included). Every check raises :class:`InputError` naming the field.
+``target_ancestor``, the root included). Every check raises :class:`~app.errors.InvalidParameter`
+naming the field.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.checks import FRACTION, MATCH, QUERY, check_query, check_range, check_system, documented
+from app.errors import InvalidParameter
 from app.search.service import SearchService
 from app.search.similar import concept_labels
 from indexer.settings import Settings
@@ -23,8 +27,8 @@ class MatchMode(StrEnum):
 
 
 class SourceConcept(BaseModel):
-    id: str
-    labels: list[str]
+    id: str = Field(**QUERY)
+    labels: list[Annotated[str, Field(**QUERY)]] = Field(**documented(min_items=1, max_items=MATCH.max_labels_per_source))
 
 
 class MatchRequest(BaseModel):
@@ -35,21 +39,12 @@ class MatchRequest(BaseModel):
     concepts: list[SourceConcept] | None = Field(default=None, description="the sources, or give source_system")
     source_system: str | None = None
     source_ancestor: str | None = Field(default=None, description="with source_system: this concept and those below")
-    k: int = Field(default=5, description="candidates per source (1 to match.max_k)")
-    min_score: float = Field(default=0.0, description="candidates scoring below are left out (0 to 1)")
+    k: int = Field(default=5, description="candidates per source (1 to match.max_k)", **documented(minimum=1, maximum=MATCH.max_k))
+    min_score: float = Field(default=0.0, description="candidates scoring below are left out (0 to 1)", **FRACTION)
     mode: MatchMode = MatchMode.DENSE
     # How listed sources (``concepts``) are written as CURIEs and FHIR codes: PREFIX:id.
     source_prefix: str = Field(default="local", pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$")
     source_uri: str = Field(default="urn:termsearch:local:", min_length=1)
-
-
-class InputError(ValueError):
-    """A request that cannot be matched; ``param`` names the field (``concepts.3.labels``)."""
-
-    def __init__(self, detail: str, param: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.param = param
 
 
 @dataclass(frozen=True)
@@ -80,14 +75,12 @@ def resolve(
 ) -> Resolved:
     """Check ``request`` against the bundle and the limits; at most ``max_sources`` sources."""
     limits = settings.match
-    if not 1 <= request.k <= limits.max_k:
-        raise InputError(f"k: must be between 1 and {limits.max_k} (got {request.k})", "k")
-    if not 0.0 <= request.min_score <= 1.0:
-        raise InputError(f"min_score: must be between 0 and 1 (got {request.min_score})", "min_score")
-    _system(service, request.target_system, "target_system")
+    check_range(request.k, 1, limits.max_k, "k")
+    check_range(request.min_score, 0, 1, "min_score")
+    check_system(service.bundle.systems, request.target_system, "target_system")
     target = Target(request.target_system, _subtree(service, request.target_system, request.target_ancestor, "target_ancestor"))
     if (request.concepts is None) == (request.source_system is None):
-        raise InputError("concepts: give either concepts or source_system", "concepts")
+        raise InvalidParameter("concepts: give either concepts or source_system", "concepts")
     if request.concepts is not None:
         sources = _listed(request.concepts, settings)
     else:
@@ -95,14 +88,8 @@ def resolve(
     param = "concepts" if request.concepts is not None else "source_system"
     if len(sources) > max_sources:
         hint = " (larger batches run as a job: POST /match/jobs)" if max_sources == limits.max_sync_sources else ""
-        raise InputError(f"{param}: {len(sources)} sources, more than {max_sources}{hint}", param)
+        raise InvalidParameter(f"{param}: {len(sources)} sources, more than {max_sources}{hint}", param)
     return Resolved(sources, target, request.source_system)
-
-
-def _system(service: SearchService, key: str | None, param: str) -> None:
-    if key not in service.bundle.systems:
-        known = ", ".join(service.bundle.systems)
-        raise InputError(f"{param}: unknown code system {key!r}; loaded: {known}", param)
 
 
 def _subtree(service: SearchService, system: str, ancestor: str | None, param: str) -> frozenset[int] | None:
@@ -112,41 +99,36 @@ def _subtree(service: SearchService, system: str, ancestor: str | None, param: s
     bundle = service.bundle
     root = bundle.concept_index(system, ancestor)
     if root is None:
-        raise InputError(f"{param}: {ancestor!r} is not a code of {system} {bundle.systems[system].version}", param)
+        raise InvalidParameter(f"{param}: {ancestor!r} is not a code of {system} {bundle.systems[system].version}", param)
     return bundle.descendants(root)
 
 
 def _listed(concepts: list[SourceConcept], settings: Settings) -> list[Source]:
     if not concepts:
-        raise InputError("concepts: must not be empty", "concepts")
+        raise InvalidParameter("concepts: must not be empty", "concepts")
     seen: set[str] = set()
     sources = []
     for number, concept in enumerate(concepts):
         where = f"concepts.{number}"
         if not concept.id.strip():
-            raise InputError(f"{where}.id: must not be empty", f"{where}.id")
+            raise InvalidParameter(f"{where}.id: must not be empty", f"{where}.id")
         if concept.id in seen:
-            raise InputError(f"{where}.id: duplicate id {concept.id!r}", f"{where}.id")
+            raise InvalidParameter(f"{where}.id: duplicate id {concept.id!r}", f"{where}.id")
         seen.add(concept.id)
         if not concept.labels:
-            raise InputError(f"{where}.labels: must not be empty", f"{where}.labels")
+            raise InvalidParameter(f"{where}.labels: must not be empty", f"{where}.labels")
         if len(concept.labels) > settings.match.max_labels_per_source:
             limit = settings.match.max_labels_per_source
-            raise InputError(f"{where}.labels: more than {limit} labels ({len(concept.labels)})", f"{where}.labels")
+            raise InvalidParameter(f"{where}.labels: more than {limit} labels ({len(concept.labels)})", f"{where}.labels")
         for index, label in enumerate(concept.labels):
-            if not label.strip():
-                raise InputError(f"{where}.labels.{index}: must not be empty", f"{where}.labels.{index}")
-            if len(label) > settings.search.max_query_length:
-                longest = settings.search.max_query_length
-                raise InputError(f"{where}.labels.{index}: longer than {longest} characters ({len(label)})", f"{where}.labels.{index}")
+            check_query(label, settings.search.max_query_length, f"{where}.labels.{index}")
         sources.append(Source(concept.id, tuple(concept.labels)))
     return sources
 
 
 def _system_sources(service: SearchService, system: str | None, ancestor: str | None) -> list[Source]:
     """The active concepts of a loaded system (or of one subtree), in catalog order."""
-    _system(service, system, "source_system")
-    assert system is not None
+    system = check_system(service.bundle.systems, system, "source_system")
     bundle = service.bundle
     subtree = _subtree(service, system, ancestor, "source_ancestor")
     return [

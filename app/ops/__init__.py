@@ -1,5 +1,5 @@
 """Operations: limits, authentication, rate limiting, request ids, structured access logs,
-Prometheus metrics, store-outage answers and bundle hot swap (docs/OPERATIONS.md)."""
+Prometheus metrics and bundle hot swap (docs/OPERATIONS.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from fastapi import FastAPI
 from app.ops import metrics
 from app.ops.access import ApiKeyMiddleware, RateLimitMiddleware, TokenBuckets
 from app.ops.bundle_watch import BundleWatcher, public_message, watch_bundle
-from app.ops.errors import STORE_ERRORS, store_unavailable
 from app.ops.limits import BodyLimitMiddleware, TimeoutMiddleware
 from app.ops.observe import ObserveMiddleware
 from indexer.settings import Settings
@@ -19,12 +18,10 @@ UNLIMITED_PATHS = ("/health", "/ready", "/metrics")
 
 def install(app: FastAPI, settings: Settings) -> None:
     """Add the middleware stack (outermost first: observe, auth, rate limit, timeout, body limit),
-    the ``/metrics`` route and the store-outage handler."""
+    and the ``/metrics`` route."""
     api = settings.api
     app.state.metrics = metrics.Metrics(app.state)
     app.include_router(metrics.router)
-    for error in STORE_ERRORS:
-        app.add_exception_handler(error, store_unavailable)
     # Starlette wraps each added middleware around the previous ones: add innermost first.
     app.add_middleware(BodyLimitMiddleware, max_bytes=api.max_body_bytes)
     app.add_middleware(TimeoutMiddleware, seconds=api.request_timeout_s)

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.ops.errors import RATE_LIMITED, UNAUTHORIZED, error_response
+from app.api.errors import render
+from app.errors import RateLimited, Unauthorized
 
 CLIENT_ID = "client_id"  # scope["state"] key: who the rate limiter counts the request against
 
@@ -50,7 +51,7 @@ class ApiKeyMiddleware:
         key = self._match(presented) if presented is not None else None
         if key is None:
             detail = "invalid API key" if presented else "an API key is required: send X-API-Key or Authorization: Bearer"
-            response = error_response(scope["path"], UNAUTHORIZED, detail, {"WWW-Authenticate": 'Bearer realm="termsearch"'})
+            response = render(Unauthorized(detail, headers={"WWW-Authenticate": 'Bearer realm="termsearch"'}), scope["path"])
             await response(scope, receive, send)
             return
         # The rate limiter counts per key; a digest keeps the key itself out of the state.
@@ -96,6 +97,6 @@ class RateLimitMiddleware:
         if wait:
             retry_after = str(max(1, math.ceil(wait)))
             detail = f"rate limit of {self.buckets.rate:g} requests/s (burst {self.buckets.burst}) exceeded; retry after {retry_after} s"
-            await error_response(scope["path"], RATE_LIMITED, detail, {"Retry-After": retry_after})(scope, receive, send)
+            await render(RateLimited(detail, headers={"Retry-After": retry_after}), scope["path"])(scope, receive, send)
             return
         await self.app(scope, receive, send)

@@ -7,7 +7,8 @@ import logging
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.ops.errors import PAYLOAD_TOO_LARGE, TIMEOUT, error_response
+from app.api.errors import render
+from app.errors import PayloadTooLarge, RequestTimeout
 
 log = logging.getLogger("termsearch")
 
@@ -53,7 +54,7 @@ class BodyLimitMiddleware:
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         detail = f"the request body is limited to {self.max_bytes} bytes"
-        response = error_response(scope["path"], PAYLOAD_TOO_LARGE, detail, {"Connection": "close"})
+        response = render(PayloadTooLarge(detail, headers={"Connection": "close"}), scope["path"])
         await response(scope, receive, send)
 
 
@@ -91,7 +92,7 @@ class TimeoutMiddleware:
         task.cancel()
         task.add_done_callback(_log_failure)
         detail = f"no answer within {self.seconds:g} s; try a smaller request or again later"
-        await error_response(scope["path"], TIMEOUT, detail, {"Retry-After": "1"})(scope, receive, send)
+        await render(RequestTimeout(detail, headers={"Retry-After": "1"}), scope["path"])(scope, receive, send)
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:

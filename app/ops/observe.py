@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.ops.errors import INTERNAL, error_response
+from app.api.errors import render
+from app.errors import InternalError
 from app.ops.metrics import Metrics
 
 REQUEST_ID = "x-request-id"
@@ -73,7 +74,7 @@ class ObserveMiddleware:
             log.exception("unhandled error", extra={"request_id": request_id})
             if responded:  # nothing more can be said
                 raise
-            response = error_response(scope["path"], INTERNAL, f"an unexpected error occurred (request id {request_id})")
+            response = render(InternalError(f"an unexpected error occurred (request id {request_id})"), scope["path"])
             await response(scope, receive, send_with_id)
         finally:
             seconds = time.perf_counter() - started

@@ -44,7 +44,9 @@ def test_unknown_concept_and_system_are_404_problems(client: TestClient) -> None
 def test_unknown_route_is_a_problem(client: TestClient) -> None:
     response = client.get("/nowhere")
     assert response.status_code == 404
-    assert response.json() == {"type": "/problems/not-found", "title": "Not found", "status": 404, "detail": "Not Found"}
+    assert response.json() == {
+        "type": "/problems/not-found", "title": "Not found", "status": 404, "detail": "no route serves this path"
+    }
 
 
 def test_health_and_ready(client: TestClient) -> None:

@@ -166,7 +166,7 @@ INVALID = ("invalid", "invalid-data")
         ({"url": TOY_VS, "activeOnly": "yes"}, 400, INVALID, "activeOnly: expected true or false (got 'yes')"),
         ({"url": TOY_VS, "displayLanguage": "english!"}, 400, INVALID,
          "displayLanguage: expected a language tag such as en or en-US (got 'english!')"),
-        ({"url": TOY_VS, "filter": "x" * 513}, 400, INVALID, "filter: longer than 512 characters"),
+        ({"url": TOY_VS, "filter": "x" * 513}, 400, INVALID, "filter: longer than 512 characters (513)"),
         ({"url": [TOY_VS, TOYICD_VS]}, 400, INVALID, "url: given 2 times, allowed once"),
         ({"url": TOY_VS, "filter": "heart", "min_confidence": "high"}, 400, INVALID,
          "min_confidence: expected a decimal (got 'high')"),
@@ -189,13 +189,13 @@ def test_unpaged_expansion_over_the_limit_is_too_costly(small_client: TestClient
 @pytest.mark.parametrize(
     ("body", "text"),
     [
-        (b"{not json", "body: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+        (b"{not json", "body: not valid JSON: Expecting property name enclosed in double quotes (line 1, column 2)"),
         (b'{"resourceType": "ValueSet"}', "body: expected a Parameters resource"),
         (b'{"resourceType": "Parameters", "parameter": [{"valueString": "x"}]}', "body: parameter 0 has no name"),
         (b'{"resourceType": "Parameters", "parameter": [{"name": "url"}]}', "url: expected exactly one value[x]"),
         (b'{"resourceType": "Parameters", "parameter": [{"name": "url", "valueUri": "%s"}, '
          b'{"name": "count", "valueInteger": true}]}' % TOY_VS.encode(),
-         "count: expected an integer of at least 0 (got True)"),
+         "count: valueInteger must be a 32-bit integer (got true)"),
     ],
 )
 def test_bad_post_bodies_are_operation_outcomes(client: TestClient, body: bytes, text: str) -> None:
@@ -204,8 +204,10 @@ def test_bad_post_bodies_are_operation_outcomes(client: TestClient, body: bytes,
 
 
 def test_routing_errors_under_fhir_are_operation_outcomes_elsewhere_problems(client: TestClient) -> None:
-    outcome(client.get("/fhir/ValueSet/$nothing"), 404, "not-found", "not-found", "Not Found")
-    outcome(client.put(EXPAND), 405, "not-supported", "invalid-data", "Method Not Allowed")
+    outcome(client.get("/fhir/ValueSet/$nothing"), 404, "not-found", "not-found", "no route serves this path")
+    refused = client.put(EXPAND)
+    outcome(refused, 405, "not-supported", "invalid-data", "PUT is not allowed here; allowed: GET, HEAD, POST")
+    assert refused.headers["allow"] == "GET, HEAD, POST"
     problem = client.get("/search", params={"q": ""})
     assert problem.headers["content-type"] == "application/problem+json"
     assert problem.json()["type"] == "/problems/invalid-parameter"

@@ -8,6 +8,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.fhir.expand import SCORE
+from app.main import create_app
+from indexer.encoders import FakeEncoder
+from indexer.settings import FhirSettings, Settings
 from app.fhir.translate import XREF_SYSTEMS
 from tests.fhir.conftest import outcome, out, resource
 from tests.toy import TOY, TOYICD, toy_concepts
@@ -77,7 +80,14 @@ def test_capability_statement_lists_the_operations(client: TestClient) -> None:
         ("CodeSystem", "lookup"), ("CodeSystem", "validate-code"), ("ValueSet", "expand"),
         ("ValueSet", "validate-code"), ("ConceptMap", "translate"),
     }
-    assert body["fhirVersion"] == "4.0.1" and body["implementation"]["url"] == "http://testserver/fhir"
+    assert body["fhirVersion"] == "4.0.1" and "url" not in body["implementation"]  # never the Host header
+
+
+def test_capability_statement_names_the_configured_base_url_never_the_host(built: Settings) -> None:
+    settings = built.model_copy(update={"fhir": FhirSettings(base_url="https://tx.example.org/fhir")})
+    with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
+        body = resource(client.get("/fhir/metadata", headers={"Host": "evil.example"}), "CapabilityStatement")
+    assert body["implementation"]["url"] == "https://tx.example.org/fhir"
 
 
 def test_terminology_capabilities_list_systems_and_expansion_parameters(client: TestClient) -> None:
@@ -91,5 +101,5 @@ def test_terminology_capabilities_list_systems_and_expansion_parameters(client: 
 
 
 def test_unknown_metadata_mode_is_an_operation_outcome(client: TestClient) -> None:
-    text = "mode: expected full, normative or terminology (got 'everything')"
+    text = "mode: Input should be 'full', 'normative' or 'terminology'"
     outcome(client.get("/fhir/metadata", params={"mode": "everything"}), 400, "invalid", "invalid-data", text)

@@ -9,12 +9,15 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from app.api.deps import ReaderDep, ServiceDep, SettingsDep
-from app.api.errors import PROBLEM_RESPONSES, NotFound
-from app.api.routes.search import check_confidence, check_k, parse_scope, parse_systems
+from app.api.errors import PROBLEM_RESPONSES
+from app.api.http import Route
+from app.api.routes.search import parse_scope
+from app.checks import FRACTION, K, check_range, parse_systems
+from app.errors import NotFound
 from app.search.service import Mode, Result, SearchService
 from app.search.similar import concept_labels, match_labels
 
-router = APIRouter(tags=["concepts"])
+router = APIRouter(tags=["concepts"], route_class=Route)
 
 
 class Label(BaseModel):
@@ -106,7 +109,7 @@ def similar(
     code: str,
     service: ServiceDep,
     settings: SettingsDep,
-    k: Annotated[int, Query(description="Number of concepts (1 to 100 by default)")] = 10,
+    k: Annotated[int, Query(description="Number of concepts (1 to 100 by default)", **K)] = 10,
     target_system: Annotated[
         str | None, Query(description="Code system key(s) to search, comma-separated; the concept's own when absent")
     ] = None,
@@ -115,15 +118,15 @@ def similar(
     kind: Annotated[str | None, Query(description="Only these kinds, comma-separated (as in /search)")] = None,
     billable: Annotated[bool | None, Query(description="Only billable (true) or non-billable (false) codes")] = None,
     include_inactive: bool = False,
-    min_confidence: Annotated[float, Query(description="Leave out rows below this confidence (0 to 1)")] = 0.0,
+    min_confidence: Annotated[float, Query(description="Leave out rows below this confidence (0 to 1)", **FRACTION)] = 0.0,
 ) -> SimilarResponse:
     """Concepts similar to this one, searched with all its labels (combined by max score) and
     never the concept itself; ``target_system`` searches other systems (HPO → ICD-10-CM)."""
     started = time.perf_counter()
     concept = catalog_concept(service, system, code)
-    check_k(k, settings.search.max_k)
-    check_confidence(min_confidence)
-    targets = parse_systems(service, target_system, "target_system") or [system]
+    check_range(k, 1, settings.search.max_k, "k")
+    check_range(min_confidence, 0, 1, "min_confidence")
+    targets = parse_systems(service.bundle.systems, target_system, "target_system") or [system]
     scope = parse_scope(service, targets, ancestor, kind, billable, include_inactive, frozenset({concept}))
     matches = match_labels(service, concept_labels(service, concept), scope, k, mode, min_confidence)
     results = [service.result(rank, match.row) for rank, match in enumerate(matches, start=1)]

@@ -7,38 +7,37 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.api.deps import ReaderDep, ServiceDep, SettingsDep
-from app.api.errors import PROBLEM_RESPONSES, InvalidParameter, NotFound, Problem
+from app.api.errors import PROBLEM_RESPONSES
+from app.api.http import Route
+from app.checks import K, MATCH, QUERY, check_query, check_range, check_system, documented
+from app.errors import InvalidParameter, NotFound
 from app.evaluations.runs import RunStore, evaluate, system_hierarchy, unknown_gold
 from app.search.service import Mode, SearchService
 from evaluation.benchmarks import BENCHMARKS
 from evaluation.gold import RankingItem
 from indexer.settings import Settings
 
-router = APIRouter(tags=["evaluation"])
+router = APIRouter(tags=["evaluation"], route_class=Route)
 
 
 class GoldItem(BaseModel):
-    query: str
-    gold: list[str]
+    query: str = Field(**QUERY)
+    gold: list[str] = Field(**documented(min_items=1))
 
 
 class EvaluateRequest(BaseModel):
     system: str
     mode: Mode = Mode.HYBRID
-    k: int = 10
-    items: list[GoldItem]
+    k: int = Field(default=10, **K)
+    items: list[GoldItem] = Field(**documented(min_items=1, max_items=MATCH.max_eval_items))
 
 
 class UnknownGold(BaseModel):
     item: int
     codes: list[str]
-
-
-class UnknownGoldProblem(Problem):
-    unknown_gold: list[UnknownGold]
 
 
 class GoldNotInSystem(InvalidParameter):
@@ -53,8 +52,8 @@ class GoldNotInSystem(InvalidParameter):
         super().__init__(detail, f"items.{first}.gold")
         self.unknown = [UnknownGold(item=i, codes=c) for i, c in unknown.items()]
 
-    def problem(self) -> UnknownGoldProblem:
-        return UnknownGoldProblem(**super().problem().model_dump(), unknown_gold=self.unknown)
+    def extra(self) -> dict[str, Any]:
+        return {"unknown_gold": [item.model_dump() for item in self.unknown]}
 
 
 class Benchmark(BaseModel):
@@ -73,11 +72,8 @@ RunsDep = Annotated[RunStore, Depends(_runs)]
 
 
 def _check(service: SearchService, settings: Settings, system: str, k: int) -> None:
-    if system not in service.bundle.systems:
-        known = ", ".join(service.bundle.systems)
-        raise InvalidParameter(f"system: unknown code system {system!r}; loaded: {known}", "system")
-    if not 1 <= k <= settings.search.max_k:
-        raise InvalidParameter(f"k: must be between 1 and {settings.search.max_k} (got {k})", "k")
+    check_system(service.bundle.systems, system, "system")
+    check_range(k, 1, settings.search.max_k, "k")
 
 
 def _items(body: EvaluateRequest, settings: Settings) -> list[RankingItem]:
@@ -87,13 +83,7 @@ def _items(body: EvaluateRequest, settings: Settings) -> list[RankingItem]:
         limit = settings.match.max_eval_items
         raise InvalidParameter(f"items: {len(body.items)} items, more than {limit}", "items")
     for number, item in enumerate(body.items):
-        if not item.query.strip():
-            raise InvalidParameter(f"items.{number}.query: must not be empty", f"items.{number}.query")
-        if len(item.query) > settings.search.max_query_length:
-            longest = settings.search.max_query_length
-            raise InvalidParameter(
-                f"items.{number}.query: longer than {longest} characters ({len(item.query)})", f"items.{number}.query"
-            )
+        check_query(item.query, settings.search.max_query_length, f"items.{number}.query")
         if not item.gold:
             raise InvalidParameter(f"items.{number}.gold: must not be empty", f"items.{number}.gold")
     return [RankingItem(item.query, tuple(item.gold), body.system) for item in body.items]
@@ -131,7 +121,7 @@ def run_benchmark(
     settings: SettingsDep,
     runs: RunsDep,
     mode: Mode = Mode.HYBRID,
-    k: Annotated[int, Query(description="Cut-off of every metric (1 to 100 by default)")] = 10,
+    k: Annotated[int, Query(description="Cut-off of every metric (1 to 100 by default)", **K)] = 10,
 ) -> dict[str, Any]:
     """Build the benchmark's items from the store, run them against the served bundle, store the run."""
     spec = BENCHMARKS.get(name)

@@ -15,33 +15,21 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
 from app.api.deps import ServiceDep, SettingsDep
-from app.api.errors import (
-    PROBLEM_RESPONSES,
-    ApiError,
-    InvalidParameter,
-    NotFound,
-    Unavailable,
-)
+from app.api.errors import PROBLEM_RESPONSES
+from app.api.http import Route
+from app.errors import Conflict, NotFound, Unavailable
 from app.matching.conceptmap import build_conceptmap
 from app.matching.jobs import DONE, Job, JobRunner
 from app.matching.matcher import Matcher
-from app.matching.request import InputError, MatchRequest, Resolved, resolve
+from app.matching.request import MatchRequest, resolve
 from app.matching.result import MatchRun, RunInfo
 from app.matching.sssom import write_sssom
-from app.search.service import SearchService
-from indexer.settings import Settings
 
-router = APIRouter(tags=["match"])
+router = APIRouter(tags=["match"], route_class=Route)
 
 TSV = "text/tab-separated-values"
 FHIR_JSON = "application/fhir+json"
 FORMATS = {200: {"content": {"application/json": {}, TSV: {}, FHIR_JSON: {}}}}
-
-
-class Conflict(ApiError):
-    status = 409
-    type = "/problems/not-ready"
-    title = "Not ready"
 
 
 class Progress(BaseModel):
@@ -70,13 +58,6 @@ def _jobs(request: Request) -> JobRunner:
 JobsDep = Annotated[JobRunner, Depends(_jobs)]
 
 
-def _resolve(body: MatchRequest, service: SearchService, settings: Settings, max_sources: int) -> Resolved:
-    try:
-        return resolve(body, service, settings, max_sources)
-    except InputError as exc:
-        raise InvalidParameter(exc.detail, exc.param) from exc
-
-
 def _format(request: Request) -> str:
     accept = request.headers.get("accept", "")
     return next((media for media in (TSV, FHIR_JSON) if media in accept), "application/json")
@@ -93,7 +74,7 @@ def render(run: MatchRun, media: str) -> Response:
 @router.post("/match", responses={**FORMATS, **PROBLEM_RESPONSES})
 def match(body: MatchRequest, request: Request, service: ServiceDep, settings: SettingsDep) -> Response:
     """Top ``k`` target concepts per source, at most ``match.max_sync_sources`` sources."""
-    resolved = _resolve(body, service, settings, settings.match.max_sync_sources)
+    resolved = resolve(body, service, settings, settings.match.max_sync_sources)
     info = RunInfo.of(str(uuid.uuid4()), body, resolved, service)
     results = Matcher(service).match(resolved.sources, resolved.target, body.k, body.min_score, body.mode)
     return render(MatchRun(info, results), _format(request))
@@ -102,7 +83,7 @@ def match(body: MatchRequest, request: Request, service: ServiceDep, settings: S
 @router.post("/match/jobs", status_code=202, response_model=JobOut, responses=PROBLEM_RESPONSES)
 def submit_job(body: MatchRequest, service: ServiceDep, settings: SettingsDep, jobs: JobsDep) -> JSONResponse:
     """Accept a batch of up to ``match.max_job_sources`` sources; poll ``Location`` for progress."""
-    resolved = _resolve(body, service, settings, settings.match.max_job_sources)
+    resolved = resolve(body, service, settings, settings.match.max_job_sources)
     info = RunInfo.of(str(uuid.uuid4()), body, resolved, service)
     jobs.store.create(info, body)
     jobs.submit(info.run_id)

@@ -9,12 +9,14 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from app.api.deps import ServiceDep, SettingsDep
-from app.api.errors import PROBLEM_RESPONSES, InvalidParameter
+from app.api.errors import PROBLEM_RESPONSES
+from app.api.http import Route
+from app.checks import FRACTION, K, QUERY, check_query, check_range, parse_systems
+from app.errors import InvalidParameter
 from app.search.scope import Scope
 from app.search.service import Mode, Result, SearchService
-from indexer.settings import Settings
 
-router = APIRouter(tags=["search"])
+router = APIRouter(tags=["search"], route_class=Route)
 
 
 class SearchResponse(BaseModel):
@@ -23,33 +25,6 @@ class SearchResponse(BaseModel):
     results: list[Result]
     suggestion: str | None = None  # the query with unknown words corrected ("did you mean")
     took_ms: float
-
-
-def parse_systems(service: SearchService, system: str | None, param: str = "system") -> list[str]:
-    """Comma-separated system keys, each one loaded in the bundle (else 422 naming ``param``)."""
-    keys = [key.strip() for key in (system or "").split(",") if key.strip()]
-    unknown = [key for key in keys if key not in service.bundle.systems]
-    if unknown:
-        known = ", ".join(service.bundle.systems)
-        raise InvalidParameter(f"{param}: unknown code system {unknown[0]!r}; loaded: {known}", param)
-    return keys
-
-
-def check_query(q: str, settings: Settings, param: str = "q") -> None:
-    if not q.strip():
-        raise InvalidParameter(f"{param}: must not be empty", param)
-    if len(q) > settings.search.max_query_length:
-        raise InvalidParameter(f"{param}: longer than {settings.search.max_query_length} characters ({len(q)})", param)
-
-
-def check_k(k: int, limit: int, param: str = "k") -> None:
-    if not 1 <= k <= limit:
-        raise InvalidParameter(f"{param}: must be between 1 and {limit} (got {k})", param)
-
-
-def check_confidence(value: float, param: str = "min_confidence") -> None:
-    if not 0.0 <= value <= 1.0:
-        raise InvalidParameter(f"{param}: must be between 0 and 1 (got {value})", param)
 
 
 def parse_scope(
@@ -87,9 +62,9 @@ def parse_scope(
 def search(
     service: ServiceDep,
     settings: SettingsDep,
-    q: Annotated[str, Query(description="What the user typed, or a code in any usual form (at most 512 characters by default)")],
+    q: Annotated[str, Query(description="What the user typed, or a code in any usual form (at most 512 characters by default)", **QUERY)],
     system: Annotated[str | None, Query(description="Code system key(s), comma-separated; all when absent")] = None,
-    k: Annotated[int, Query(description="Number of concepts (1 to 100 by default)")] = 10,
+    k: Annotated[int, Query(description="Number of concepts (1 to 100 by default)", **K)] = 10,
     mode: Mode = Mode.HYBRID,
     ancestor: Annotated[str | None, Query(description="Only this concept and those below it by is-a")] = None,
     kind: Annotated[
@@ -97,13 +72,14 @@ def search(
     ] = None,
     billable: Annotated[bool | None, Query(description="Only billable (true) or non-billable (false) codes")] = None,
     include_inactive: bool = False,
-    min_confidence: Annotated[float, Query(description="Leave out rows below this confidence (0 to 1)")] = 0.0,
+    min_confidence: Annotated[float, Query(description="Leave out rows below this confidence (0 to 1)", **FRACTION)] = 0.0,
 ) -> SearchResponse:
     started = time.perf_counter()
-    check_query(q, settings)
-    check_k(k, settings.search.max_k)
-    check_confidence(min_confidence)
-    scope = parse_scope(service, parse_systems(service, system), ancestor, kind, billable, include_inactive)
+    check_query(q, settings.search.max_query_length, "q")
+    check_range(k, 1, settings.search.max_k, "k")
+    check_range(min_confidence, 0, 1, "min_confidence")
+    systems = parse_systems(service.bundle.systems, system, "system")
+    scope = parse_scope(service, systems, ancestor, kind, billable, include_inactive)
     ranking = service.rank(q, scope, k, mode, min_confidence)
     return SearchResponse(
         query=q,

@@ -1,0 +1,176 @@
+"""HTTP hygiene shared by every route: request bodies and query strings read one way, HEAD wherever
+GET is served, and security headers on every answer.
+
+- :class:`Route` (the ``route_class`` of every router): a repeated query parameter is refused
+  (outside ``/fhir``, whose operations read repeats themselves) and a JSON body is read by
+  :func:`read_json` before FastAPI validates it.
+- :func:`read_json`: the body must be declared JSON (else 415) and be JSON nested at most
+  ``MAX_DEPTH`` deep, holding only valid Unicode text (a lone surrogate such as ``"\\ud800"`` is
+  refused naming its field).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Coroutine
+from email.message import Message as MimeMessage
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.routing import APIRoute
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api.errors import is_fhir
+from app.errors import InvalidParameter, MalformedBody, UnsupportedMediaType
+
+MAX_DEPTH = 32  # nesting of a JSON body: a FHIR Parameters resource needs 6, /match 3
+
+SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+# Data answers (JSON, TSV, problem JSON) load nothing; pages (the widget demo, /docs, the
+# results page) keep their own scripts and styles, and are never framed.
+DATA_CSP = b"default-src 'none'; frame-ancestors 'none'"
+PAGE_CSP = b"frame-ancestors 'none'"
+
+
+def is_json_media(content_type: str) -> bool:
+    """``application/json``, or any ``application/*+json`` (``application/fhir+json``)."""
+    message = MimeMessage()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (subtype == "json" or subtype.endswith("+json"))
+
+
+def decode_json(raw: bytes) -> Any:
+    """The JSON value of ``raw``; 400 when it is not JSON or nests too deep, 422 naming the field
+    of a string that is not valid Unicode (a lone surrogate)."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise MalformedBody(f"body: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", "body") from None
+    except UnicodeDecodeError:
+        raise MalformedBody("body: not UTF-8 text", "body") from None
+    except RecursionError:
+        raise MalformedBody(f"body: nested deeper than {MAX_DEPTH} levels", "body") from None
+    _check_tree(value)
+    return value
+
+
+def _check_tree(value: Any) -> None:
+    """Depth and Unicode of every string (keys included), without recursion."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise MalformedBody(f"body: nested deeper than {MAX_DEPTH} levels", "body")
+        if isinstance(item, str):
+            _check_text(item, path)
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                _check_text(key, path)
+                stack.append((child, (*path, key)))
+        elif isinstance(item, list):
+            stack.extend((child, (*path, str(number))) for number, child in enumerate(item))
+
+
+def _check_text(text: str, path: tuple[str, ...]) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        param = ".".join(path) or "body"
+        raise InvalidParameter(
+            f"{param}: not valid Unicode text (a lone surrogate at character {exc.start})", param
+        ) from None
+
+
+async def read_json(request: Request) -> Any:
+    """The request's JSON body (``None`` when there is none), checked by :func:`decode_json`."""
+    raw = await request.body()
+    if not raw:
+        return None
+    content_type = request.headers.get("content-type")
+    if content_type is not None and not is_json_media(content_type):
+        raise UnsupportedMediaType(
+            f"content-type: expected application/json or application/fhir+json (got {content_type!r})", "content-type"
+        )
+    return decode_json(raw)
+
+
+def check_single_values(request: Request) -> None:
+    """A query parameter given more than once is refused, never silently reduced to one."""
+    counts = Counter(name for name, _ in request.query_params.multi_items())
+    repeated = next((name for name, count in counts.items() if count > 1), None)
+    if repeated is not None:
+        raise InvalidParameter(f"{repeated}: given {counts[repeated]} times, allowed once", repeated)
+
+
+class Route(APIRoute):
+    """Checks the query string and reads a JSON body (:func:`read_json`) before FastAPI does."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        has_body = self.body_field is not None
+
+        async def checked(request: Request) -> Response:
+            if not is_fhir(request.url.path):
+                check_single_values(request)
+            if has_body:
+                body = await read_json(request)
+                if body is not None:
+                    request._json = body  # Starlette's cache of Request.json(), which FastAPI reads
+            return await handler(request)
+
+        return checked
+
+
+class HeadAsGet:
+    """HEAD is answered wherever GET is: the request is served as GET, without the body."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
+
+
+class SecurityHeaders:
+    """``nosniff``, no referrer, no framing, and a Content-Security-Policy on every answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(raw=list(message.get("headers", [])))
+                csp = PAGE_CSP if headers.get("content-type", "").startswith("text/html") else DATA_CSP
+                for name, value in [*SECURITY_HEADERS, (b"content-security-policy", csp)]:
+                    headers.raw.append((name, value))
+                message = {**message, "headers": headers.raw}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+def install(app: FastAPI) -> None:
+    """Add after the other middleware: HEAD and the security headers cover their answers too."""
+    app.add_middleware(HeadAsGet)
+    app.add_middleware(SecurityHeaders)

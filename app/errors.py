@@ -1,0 +1,120 @@
+"""Every error a caller can see, framework-free: one tree carrying the HTTP status, the problem
+type (RFC 9457) and the FHIR issue codes. ``app/api/errors.py`` renders any of them, as problem
+JSON or, under ``/fhir``, as an OperationOutcome; services (``app/fhir``, ``app/matching``) raise
+them directly.
+
+The ``detail`` names the parameter first (``k: must be between 1 and 100 (got 0)``) and never
+holds an exception message, a stack trace or a file path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+
+class ApiError(Exception):
+    """A request the service refuses. Subclasses set the class attributes."""
+
+    status: ClassVar[int] = 400
+    slug: ClassVar[str] = "bad-request"  # problem type: /problems/{slug}
+    title: ClassVar[str] = "Bad request"
+    issue: ClassVar[str] = "invalid"  # OperationOutcome issue type (http://hl7.org/fhir/issue-type)
+    tx_code: ClassVar[str | None] = "invalid-data"  # tx-issue-type coding, when one fits
+    fhir_status: ClassVar[int | None] = None  # the status under /fhir, when it differs
+
+    def __init__(self, detail: str, param: str | None = None, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.param = param
+        self.headers = dict(headers or {})
+
+    @property
+    def type(self) -> str:
+        return f"/problems/{self.slug}"
+
+    def extra(self) -> dict[str, Any]:
+        """Members of the problem JSON besides type, title, status, detail and param."""
+        return {}
+
+
+class MalformedBody(ApiError):
+    """A body that is not JSON, or nests deeper than the service reads."""
+
+    slug, title = "malformed-body", "Malformed request body"
+
+
+class InvalidParameter(ApiError):
+    """A missing, repeated, malformed or out-of-range parameter: 422, or 400 under ``/fhir``."""
+
+    status, fhir_status = 422, 400
+    slug, title = "invalid-parameter", "Invalid parameter"
+
+
+class TooCostly(ApiError):
+    """More work than the configured limits allow (``TERMSEARCH_FHIR__*``)."""
+
+    status, slug, title = 422, "too-costly", "Too costly"
+    issue, tx_code = "too-costly", "vs-invalid"
+
+
+class Unauthorized(ApiError):
+    status, slug, title, issue, tx_code = 401, "unauthorized", "Unauthorized", "login", None
+
+
+class NotFound(ApiError):
+    """An unknown route, code system, value set, concept, job or run."""
+
+    status, slug, title, issue, tx_code = 404, "not-found", "Not found", "not-found", "not-found"
+
+
+class UnknownCode(NotFound):
+    """A code the code system does not have (FHIR ``$lookup``, ``$translate``)."""
+
+    slug, title, issue, tx_code = "unknown-code", "Unknown code", "code-invalid", "invalid-code"
+
+
+class MethodNotAllowed(ApiError):
+    status, slug, title, issue = 405, "method-not-allowed", "Method not allowed", "not-supported"
+
+
+class Conflict(ApiError):
+    """Asked for something that is not ready yet (a match job's SSSOM before it is done)."""
+
+    status, slug, title, issue, tx_code = 409, "not-ready", "Not ready", "conflict", None
+
+
+class PayloadTooLarge(ApiError):
+    status, slug, title, issue, tx_code = 413, "payload-too-large", "Payload too large", "too-costly", None
+
+
+class UnsupportedMediaType(ApiError):
+    status, slug, title, issue, tx_code = 415, "unsupported-media-type", "Unsupported media type", "not-supported", None
+
+
+class RateLimited(ApiError):
+    status, slug, title, issue, tx_code = 429, "rate-limited", "Too many requests", "throttled", None
+
+
+class InternalError(ApiError):
+    status, slug, title, issue, tx_code = 500, "internal-error", "Internal server error", "exception", None
+
+
+class Unavailable(ApiError):
+    """No bundle is served, or a part the request needs is down."""
+
+    status, slug, title, issue, tx_code = 503, "unavailable", "Service unavailable", "transient", None
+
+
+class SearchBackendDown(Unavailable):
+    """A remote index (Elasticsearch) cannot answer and the bundle has no embedded fallback for it."""
+
+    slug, title = "backend-unavailable", "Search backend unavailable"
+
+
+class StoreUnavailable(Unavailable):
+    slug, title = "store-unavailable", "Concept store unavailable"
+
+
+class RequestTimeout(Unavailable):
+    slug, title, issue = "timeout", "Request timed out", "timeout"
