@@ -89,7 +89,7 @@ class PayloadTooLarge(ApiError):
 
 
 class UnsupportedMediaType(ApiError):
-    status, slug, title, issue, tx_code = 415, "unsupported-media-type", "Unsupported media type", "not-supported", None
+    status, slug, title, issue = 415, "unsupported-media-type", "Unsupported media type", "not-supported"
 
 
 class RateLimited(ApiError):
