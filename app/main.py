@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -12,13 +11,10 @@ from app import ops
 from app.api import errors, http
 from app.api.routes import concepts, evaluations, fhir, health, match, search, web
 from app.matching.jobs import JobRunner, JobStore
-from app.search.loader import open_search_service
-from indexer.bundle import BundleError
-from indexer.encoders import Encoder, EncoderError
+from app.ops.bundle_watch import open_at_start
+from indexer.encoders import Encoder
 from indexer.settings import Settings, get_settings
 from indexer.store import StoreReader, make_engine
-
-log = logging.getLogger("termsearch")
 
 
 def create_app(settings: Settings | None = None, encoder: Encoder | None = None) -> FastAPI:
@@ -29,13 +25,7 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = make_engine(settings.store.url, settings.store)  # bounded: a hung store never blocks start-up
         app.state.reader = StoreReader(engine)
-        app.state.service, app.state.bundle_error = None, None
-        try:
-            app.state.service = open_search_service(settings, encoder)
-            log.info("serving bundle %s", app.state.service.bundle.id)
-        except (BundleError, EncoderError) as exc:
-            app.state.bundle_error = ops.public_message(str(exc), settings)
-            log.error("no bundle served: %s", exc)
+        open_at_start(app.state, settings, encoder)  # current, else the newest older bundle that opens
         app.state.jobs = JobRunner(JobStore(engine), lambda: app.state.service, app.state.reader, settings)
         app.state.jobs.start()  # resumes the jobs a previous process left unfinished, once the store answers
         async with ops.watch_bundle(app, settings, encoder):

@@ -1,14 +1,20 @@
-"""Hot swap of the served bundle: every ``api.bundle_check_s`` the app looks at
-``{data_dir}/bundles/current``; a new target is opened and verified (every file hash, the encoder)
-in a worker thread and served only once that succeeded. A bundle that fails keeps the old one
-serving; ``/ready`` names it and why (``checks.reload``), and it is not tried again until
-``current`` points elsewhere or its manifest changes."""
+"""The served bundle: opened at start-up, watched, and hot-swapped.
+
+At start-up the app serves ``{data_dir}/bundles/current``, or, if that does not open, the newest
+older bundle that does (``/ready`` degraded, ``checks.reload`` names the refused one). Every
+``api.bundle_check_s`` it looks at ``current``; a new target is opened and verified (every file
+hash, the encoder) in a worker thread and served only once that succeeded. A bundle that fails
+keeps the old one serving; ``/ready`` names it and why (``checks.reload``), and it is not tried
+again until ``current`` points elsewhere or its manifest changes. The served bundle's files are
+in memory (or a private copy), so changing them on disk changes nothing served; the watcher
+notices it (size and mtime against those verified) and ``/ready`` says so (``checks.files``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
@@ -23,6 +29,7 @@ from indexer.settings import Settings
 log = logging.getLogger("termsearch")
 
 Stamp = tuple[Path, int]  # bundle directory, manifest mtime (ns)
+FileStamps = dict[str, tuple[int, int]]  # a bundle's files: relative path -> (size, mtime ns)
 
 
 def public_message(text: str, settings: Settings) -> str:
@@ -30,6 +37,47 @@ def public_message(text: str, settings: Settings) -> str:
     for prefix in {str(settings.data_dir.resolve()), str(settings.data_dir)}:
         text = text.replace(prefix, "{data_dir}")
     return text
+
+
+def open_at_start(state: State, settings: Settings, encoder: Encoder | None = None) -> None:
+    """Serve ``current``, else the newest older bundle that opens (``reload_error`` says why
+    ``current`` was refused); with none, ``bundle_error`` says why and nothing is served."""
+    state.service = state.bundle_error = state.reload_error = state.files_error = None
+    current = current_bundle(settings.bundles_dir)
+    older = sorted((p for p in _bundles(settings) if p != current), key=lambda p: p.name, reverse=True)
+    refused: str | None = None
+    for directory in [current, *older]:
+        try:
+            state.service = open_search_service(settings, encoder, directory)
+        except Exception as exc:  # noqa: BLE001 - whatever is wrong with one bundle, try the next
+            message = public_message(f"bundle {directory.name if directory else '(none)'} refused: {exc}", settings)
+            log.error(message)
+            refused = refused or message
+            if directory is None:  # no bundle at all
+                state.bundle_error = public_message(str(exc), settings)
+                return
+            continue
+        log.info("serving bundle %s", state.service.bundle.id)
+        state.reload_error = refused
+        return
+    state.bundle_error = refused
+
+
+def _bundles(settings: Settings) -> list[Path]:
+    """Published bundle directories (each with a manifest)."""
+    root = settings.bundles_dir
+    return [p.resolve() for p in root.iterdir() if not p.is_symlink() and (p / MANIFEST).is_file()] if root.is_dir() else []
+
+
+def _file_stamps(directory: Path, names: Iterable[str]) -> FileStamps:
+    stamps = {}
+    for name in names:
+        try:
+            stat = (directory / name).stat()
+            stamps[name] = (stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            stamps[name] = (-1, -1)
+    return stamps
 
 
 def _stamp(directory: Path) -> Stamp:
@@ -42,15 +90,28 @@ class BundleWatcher:
         self.state = state
         self.settings = settings
         self.encoder = encoder
-        state.reload_error = None
         current = current_bundle(settings.bundles_dir)
+        served = state.service.bundle.directory if state.service else None
         # A bundle that failed at start-up is not verified again until it changes.
-        self._failed: Stamp | None = _stamp(current) if current and state.service is None else None
+        self._failed: Stamp | None = _stamp(current) if current and current != served else None
+        self._files = self._verified_files()
+
+    def _verified_files(self) -> FileStamps:
+        service = self.state.service
+        return _file_stamps(service.bundle.directory, service.bundle.manifest["files"]) if service else {}
 
     def check(self) -> None:
         """Switch to ``current`` if it is new and opens; never raises (the old bundle keeps serving)."""
         target = current_bundle(self.settings.bundles_dir)
         service = self.state.service
+        if service is not None:
+            now = _file_stamps(service.bundle.directory, self._files)
+            changed = [name for name, stamp in now.items() if stamp != self._files[name]]
+            self.state.files_error = (
+                f"files of bundle {service.bundle.id} changed on disk since they were verified: {', '.join(changed[:5])}"
+                if changed
+                else None
+            )
         if target is None or (service is not None and service.bundle.directory == target):
             self.state.reload_error = None
             return
@@ -69,7 +130,7 @@ class BundleWatcher:
                 self.state.reload_error = message
             return
         self.state.service, self.state.bundle_error, self.state.reload_error = opened, None, None
-        self._failed = None
+        self.state.files_error, self._failed, self._files = None, None, self._verified_files()
         log.info("switched to bundle %s (encoder %s)", opened.bundle.id, opened.encoder.id)
 
     async def run(self, interval_s: float) -> None:

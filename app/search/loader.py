@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from indexer.bundle import Bundle, BundleError, current_bundle
 from indexer.encoders import Encoder, EncoderError, OnnxEncoder
 from indexer.settings import Settings
@@ -9,12 +11,13 @@ from indexer.settings import Settings
 from app.search.service import SearchService
 
 
-def open_search_service(settings: Settings, encoder: Encoder | None = None) -> SearchService:
-    """The service over ``{data_dir}/bundles/current``; ``encoder`` overrides the bundled model.
+def open_search_service(settings: Settings, encoder: Encoder | None = None, directory: Path | None = None) -> SearchService:
+    """The service over ``directory`` (default ``{data_dir}/bundles/current``); ``encoder``
+    overrides the bundled model.
 
     Raises BundleError or EncoderError with a message meant for ``/ready``.
     """
-    directory = current_bundle(settings.bundles_dir)
+    directory = directory or current_bundle(settings.bundles_dir)
     if directory is None:
         raise BundleError(f"no bundle in {settings.bundles_dir}; run `python -m indexer build`")
     bundle = Bundle(directory, settings)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -45,8 +47,12 @@ class TantivyIndex:
     backend = BACKEND
 
     def __init__(self, directory: Path) -> None:
+        # tantivy memory-maps its segments, and a mapped file truncated on disk kills the process
+        # (SIGBUS): it serves a private copy of the (small) index, removed with this object.
+        self._copy = tempfile.TemporaryDirectory(prefix="termsearch-lexical-")
+        shutil.copytree(directory, self._copy.name, dirs_exist_ok=True)
         self._schema = _schema()
-        self._index = tantivy.Index.open(str(directory))
+        self._index = tantivy.Index.open(self._copy.name)
         self._searcher = self._index.searcher()
 
     def search(self, query: str, k: int, id_range: IdRange | None = None) -> list[tuple[int, float]]:

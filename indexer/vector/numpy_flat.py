@@ -20,7 +20,8 @@ class NumpyFlatIndex:
 
     @classmethod
     def load(cls, directory: Path) -> NumpyFlatIndex:
-        return cls(np.load(directory / FILE, mmap_mode="r"))
+        # Read into memory, not mapped: a served file truncated on disk would kill the process (SIGBUS).
+        return cls(np.load(directory / FILE))
 
     @property
     def matrix(self) -> np.ndarray:

@@ -1,5 +1,7 @@
 """Fault tolerance: a new bundle is served only once it verifies (else the old one keeps serving and
-/ready says why); an unreachable store answers 503 problems where the store is needed while search
+/ready says why), at start-up too (the newest older bundle that verifies is served); files of the
+served bundle damaged on disk change nothing served (it is in memory) and /ready says so; an
+unreachable store answers 503 problems where the store is needed while search
 keeps answering from the bundle; a match job cut off by a restart that cannot resume it is marked
 failed, not lost (its resumption on the same bundle: tests/api/test_match_jobs.py)."""
 
@@ -83,6 +85,51 @@ def test_a_broken_bundle_is_refused_and_the_old_one_keeps_serving(
     assert str(built.data_dir.resolve()) not in response.text  # no host paths
     search = serving.get("/search", params={"q": "fast heart rate", "system": "toyicd"})
     assert search.status_code == 200 and search.json()["results"]
+
+
+def _damage_served_files(directory: Path) -> list[str]:
+    """Truncate the vectors and the largest tantivy segment file, flip a byte of the catalog."""
+    segment = max((directory / "lexical").glob("*.*"), key=lambda path: path.stat().st_size)
+    for path in (directory / "vectors.npy", segment):
+        with path.open("r+b") as handle:
+            handle.truncate(path.stat().st_size // 3)
+    catalog = bytearray((directory / "catalog.json").read_bytes())
+    catalog[len(catalog) // 2] ^= 0x01
+    (directory / "catalog.json").write_bytes(bytes(catalog))
+    return sorted(["catalog.json", "vectors.npy", f"lexical/{segment.name}"])
+
+
+def test_served_files_damaged_on_disk_change_nothing_served_and_ready_says_so(serving: TestClient, built: Settings) -> None:
+    directory = current_bundle(built.bundles_dir)
+    before = {mode: serving.get("/search", params={"q": "fast heart rate", "system": "toy", "mode": mode}).json()["results"] for mode in ("dense", "lexical")}
+    damaged = _damage_served_files(directory)
+    for mode, results in before.items():  # no SIGBUS: nothing served is mapped from the bundle
+        search = serving.get("/search", params={"q": "fast heart rate", "system": "toy", "mode": mode})
+        assert search.status_code == 200 and search.json()["results"] == results
+    serving.app.state.bundle_watcher.check()
+    response = serving.get("/ready")
+    body = response.json()
+    assert (response.status_code, body["ready"], body["degraded"]) == (200, True, True)
+    assert body["checks"]["files"] == {
+        "up": False,
+        "fallback": "serving the files verified at load, from memory",
+        "error": f"files of bundle {directory.name} changed on disk since they were verified: {', '.join(damaged)}",
+    }
+
+
+def test_start_up_serves_the_newest_bundle_that_verifies(built: Settings, toy_reader: StoreReader) -> None:
+    good = current_bundle(built.bundles_dir).name
+    broken = _publish_next(built, toy_reader, _damage_served_files).name
+    settings = built.model_copy(update={"api": ApiSettings(bundle_check_s=0)})
+    with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
+        body = client.get("/ready").json()
+        assert (body["ready"], body["degraded"], body["checks"]["bundle"]["id"]) == (True, True, good)
+        assert body["checks"]["reload"]["fallback"] == f"serving bundle {good}"
+        assert body["checks"]["reload"]["error"].startswith(f"bundle {broken} refused: {{data_dir}}/bundles/{broken}: files do not match the manifest: ")
+        search = client.get("/search", params={"q": "fast heart rate", "system": "toyicd"})  # only the good bundle has toyicd
+        assert search.status_code == 200 and search.json()["results"]
+        client.app.state.bundle_watcher.check()  # the refused bundle is not verified again
+        assert client.get("/ready").json()["checks"]["bundle"]["id"] == good
 
 
 def test_the_watcher_switches_in_the_background(built: Settings, toy_reader: StoreReader) -> None:

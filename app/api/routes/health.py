@@ -41,6 +41,8 @@ def ready(request: Request) -> JSONResponse:
         checks["store"] = {"up": True}
     except Exception as exc:  # noqa: BLE001 - any driver error means "down"
         checks["store"] = {"up": False, "error": type(exc).__name__}
+    if state.files_error:  # served from memory; a restart would refuse these files
+        checks["files"] = {"up": False, "fallback": "serving the files verified at load, from memory", "error": state.files_error}
     jobs = state.jobs
     checks["jobs"] = {"up": True} if jobs.alive and jobs.error is None else {"up": False, "error": jobs.error or "the match-job worker stopped"}
     is_ready = all(check["up"] or "fallback" in check for check in checks.values())
