@@ -34,6 +34,7 @@ from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
 from indexer.lexical.chargrams import CharGramIndex
 from indexer.settings import Settings
 from indexer.vector import VectorIndex, open_vector_index
+from indexer.errors import IndexerError
 
 MANIFEST = "manifest.json"
 CATALOG = "catalog.json"
@@ -41,7 +42,7 @@ CURRENT = "current"
 FORMAT_VERSION = 2
 
 
-class BundleError(RuntimeError):
+class BundleError(IndexerError, RuntimeError):
     """A bundle that is missing, incomplete or does not match its manifest."""
 
 

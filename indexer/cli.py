@@ -6,12 +6,15 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
+from typer.core import TyperGroup
 
 from indexer.bundle import current_bundle, read_manifest
+from indexer.errors import IndexerError
 from indexer.encoders import EncoderError, default_model_dir, load_encoder
 from indexer.knowledge import supplements
 from indexer.knowledge.supplements import SupplementError, add_supplement, remove_supplement
@@ -21,7 +24,19 @@ from indexer.settings import Settings, get_settings
 from indexer.sources import SOURCES, open_source
 from indexer.store import StoreReader, load_source, make_engine, migrate
 
-cli = typer.Typer(help=__doc__, no_args_is_help=True, pretty_exceptions_enable=False)
+
+
+class _Commands(TyperGroup):
+    """Every command: an :class:`IndexerError` is printed as one line (``Error: …``, exit 1)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except IndexerError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+cli = typer.Typer(help=__doc__, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Commands)
 console = Console(stderr=True)
 OPEN_SYSTEMS = ("hpo", "icd10cm")
 
@@ -63,9 +78,14 @@ def load_command(
         result = _load(settings, name, path, {key: value for key, value in options.items() if value is not None})
     except (SourceError, ValueError, FileNotFoundError) as exc:
         raise _fail(str(exc)) from exc
-    verb = "loaded" if result.loaded else "already loaded, unchanged:"
+    if not result.loaded:
+        console.print(
+            f"skipped: {result.system} {result.version} is already in the store ({result.concepts} concepts); "
+            "the file was not read or checked"
+        )
+        return
     console.print(
-        f"{verb} {result.system} {result.version}: {result.concepts} concepts, "
+        f"loaded {result.system} {result.version}: {result.concepts} concepts, "
         f"{result.designations} designations, {result.definitions} definitions, {result.relationships} edges"
     )
 

@@ -42,6 +42,7 @@ from indexer.remote import BackendUnavailable
 from indexer.settings import Settings
 from indexer.store import StoreReader, SystemVersion
 from indexer.vector import build_vector_index
+from indexer.errors import IndexerError
 
 if TYPE_CHECKING:
     from indexer.elastic import BundleIndexes
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 CHUNK = 8192  # labels per embedding checkpoint
 
 
-class BuildError(RuntimeError):
+class BuildError(IndexerError, RuntimeError):
     """The build cannot start (e.g. a requested system is not in the store)."""
 
 

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from indexer.errors import IndexerError
+
 
 class DesignationUse:
     """Role of a label within its concept (SNOMED CT's vocabulary, used for every system)."""
@@ -111,7 +113,7 @@ class Source(Protocol):
     def __iter__(self) -> Iterator[Concept]: ...
 
 
-class SourceError(ValueError):
+class SourceError(IndexerError, ValueError):
     """Malformed input, always naming the file and (where there is one) the line."""
 
     def __init__(self, path: object, line: int | None, message: str) -> None:

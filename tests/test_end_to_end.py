@@ -84,6 +84,6 @@ def test_setup_again_changes_nothing(client: TestClient) -> None:
     again = _indexer("setup")
     assert again.returncode == 0, again.stderr[-3000:]
     said = " ".join(again.stderr.split())  # rich wraps lines at the terminal width
-    assert "already loaded, unchanged: hpo 2025-01-16" in said
-    assert "already loaded, unchanged: icd10cm 2026" in said
+    assert "skipped: hpo 2025-01-16 is already in the store" in said
+    assert "skipped: icd10cm 2026 is already in the store" in said
     assert "already has these inputs; nothing to do" in said

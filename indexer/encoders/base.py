@@ -7,6 +7,8 @@ from typing import Protocol
 
 import numpy as np
 
+from indexer.errors import IndexerError
+
 
 class Encoder(Protocol):
     id: str  # stable model id recorded in bundle manifests, e.g. "all-MiniLM-L6-v2-onnx-int8"
@@ -18,5 +20,5 @@ class Encoder(Protocol):
         ...
 
 
-class EncoderError(RuntimeError):
+class EncoderError(IndexerError, RuntimeError):
     """A model directory that cannot be used (missing files, failed parity check, ...)."""

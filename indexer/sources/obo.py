@@ -308,9 +308,15 @@ class OboSource:
         self.info = CodeSystemInfo(key=key, uri=uri, name=name or key, version=self.header.version)
 
     def __iter__(self) -> Iterator[Concept]:
+        first_line: dict[str, int] = {}  # id -> line of its stanza: a second stanza is refused
         for kind, start, tags in _stanzas(self.path):
             if kind == "Term":
-                yield _term(self.path, start, tags, self.header.synonym_types)
+                concept = _term(self.path, start, tags, self.header.synonym_types)
+                if concept.code in first_line:
+                    message = f"duplicate id {concept.code!r} (first at line {first_line[concept.code]})"
+                    raise SourceError(self.path, start, message)
+                first_line[concept.code] = start
+                yield concept
 
 
 def _prefix_key(path: Path) -> str:

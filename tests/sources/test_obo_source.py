@@ -133,3 +133,11 @@ def test_crlf_and_missing_version(tmp_path: Path) -> None:
 def test_path_required() -> None:
     with pytest.raises(ValueError, match="needs the path"):
         OboSource()
+
+
+def test_a_duplicate_id_names_file_and_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "dup.obo"
+    path.write_text("format-version: 1.4\n\n[Term]\nid: X:1\nname: One\n\n[Term]\nid: X:1\nname: Again\n", encoding="utf-8")
+    with pytest.raises(SourceError) as caught:
+        list(OboSource(path))
+    assert str(caught.value) == f"{path}:7: duplicate id 'X:1' (first at line 3)"
