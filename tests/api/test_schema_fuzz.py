@@ -51,3 +51,17 @@ def serving_toy_bundle() -> Iterator[None]:
 @settings(max_examples=20, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 def test_no_server_error_and_responses_match_the_schema(case: schemathesis.Case) -> None:
     case.call_and_validate(checks=[not_a_server_error, response_schema_conformance])
+
+
+def test_the_schema_documents_fhir_parameters_limits_and_error_bodies() -> None:
+    spec = APP.openapi()
+    expand = spec["paths"]["/fhir/ValueSet/$expand"]
+    parameters = {p["name"]: p for p in expand["get"]["parameters"]}
+    assert parameters["url"]["required"] is True
+    assert parameters["count"]["schema"] == {"type": "integer", "minimum": 0, "maximum": 1000}
+    assert parameters["filter"]["schema"]["maxLength"] == 512
+    assert "application/fhir+json" in expand["post"]["requestBody"]["content"]
+    assert "application/fhir+json" in expand["get"]["responses"]["400"]["content"]
+    k = next(p for p in spec["paths"]["/search"]["get"]["parameters"] if p["name"] == "k")
+    assert (k["schema"]["minimum"], k["schema"]["maximum"]) == (1, 100)
+    assert "application/problem+json" in spec["paths"]["/search"]["get"]["responses"]["422"]["content"]
