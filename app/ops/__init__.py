@@ -29,7 +29,8 @@ def install(app: FastAPI, settings: Settings) -> None:
         buckets = TokenBuckets(api.rate_limit_per_s, api.rate_limit_burst)
         app.add_middleware(RateLimitMiddleware, buckets=buckets, exempt_paths=UNLIMITED_PATHS)
     if api.auth_enabled:
-        app.add_middleware(ApiKeyMiddleware, keys=api.keys, public_paths=api.public_paths)
+        failures = TokenBuckets(api.auth_failures_per_s, api.auth_failure_burst)
+        app.add_middleware(ApiKeyMiddleware, keys=api.keys, public_paths=api.public_paths, failures=failures)
     app.add_middleware(ObserveMiddleware, metrics=app.state.metrics, routes=app.router.routes)
 
 

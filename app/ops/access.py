@@ -27,12 +27,17 @@ def presented_key(scope: Scope) -> str | None:
 
 
 class ApiKeyMiddleware:
-    """401 problem unless the request presents one of ``keys``; ``public_paths`` need none."""
+    """401 problem unless the request presents one of ``keys``; ``public_paths`` need none.
 
-    def __init__(self, app: ASGIApp, keys: Iterable[str], public_paths: Iterable[str]) -> None:
+    Each wrong key takes a token from its client's (address's) ``failures`` bucket; while that is
+    empty the client gets 429 with ``Retry-After`` before any key is compared, so guessing runs
+    at the bucket's refill rate."""
+
+    def __init__(self, app: ASGIApp, keys: Iterable[str], public_paths: Iterable[str], failures: TokenBuckets) -> None:
         self.app = app
         self.keys = [key.encode() for key in keys]
         self.public_paths = frozenset(public_paths)
+        self.failures = failures
 
     def _match(self, presented: str) -> bytes | None:
         """The matching key; every key is compared in full, whatever matches, so the time taken
@@ -48,8 +53,16 @@ class ApiKeyMiddleware:
             await self.app(scope, receive, send)
             return
         presented = presented_key(scope)
+        client = "addr:" + (scope.get("client") or ("-",))[0]
+        if presented is not None and (wait := self.failures.wait(client)):
+            retry_after = str(math.ceil(wait))
+            detail = f"too many wrong API keys from this client; retry after {retry_after} s"
+            await render(RateLimited(detail, headers={"Retry-After": retry_after}), scope["path"])(scope, receive, send)
+            return
         key = self._match(presented) if presented is not None else None
         if key is None:
+            if presented is not None:
+                self.failures.take(client)
             detail = "invalid API key" if presented else "an API key is required: send X-API-Key or Authorization: Bearer"
             response = render(Unauthorized(detail, headers={"WWW-Authenticate": 'Bearer realm="termsearch"'}), scope["path"])
             await response(scope, receive, send)
@@ -67,11 +80,20 @@ class TokenBuckets:
         self.rate, self.burst, self.max_clients, self.clock = rate, burst, max_clients, clock
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # client -> (tokens, at)
 
+    def _tokens(self, client: str, now: float) -> float:
+        tokens, at = self._buckets.get(client, (float(self.burst), now))
+        return min(float(self.burst), tokens + (now - at) * self.rate)
+
+    def wait(self, client: str) -> float:
+        """Seconds until ``client`` has a token (0: it has one now), taking none."""
+        tokens = self._tokens(client, self.clock())
+        return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+
     def take(self, client: str) -> float:
         """Take one token: 0 when there was one, else the seconds until there will be."""
         now = self.clock()
-        tokens, at = self._buckets.pop(client, (float(self.burst), now))
-        tokens = min(float(self.burst), tokens + (now - at) * self.rate)
+        tokens = self._tokens(client, now)
+        self._buckets.pop(client, None)
         wait = 0.0 if tokens >= 1 else (1 - tokens) / self.rate
         self._buckets[client] = (tokens - 1 if wait == 0 else tokens, now)
         if len(self._buckets) > self.max_clients:

@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Sequence
 
+from fastapi.routing import iter_route_contexts
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -39,8 +40,8 @@ def route_template(scope: Scope, routes: Sequence[BaseRoute]) -> str:
     """The path template that serves the request (``/concepts/{system}/{code}``), also for
     requests rejected before routing (401, 413, 429)."""
     route = scope.get("route")
-    if route is None:
-        route = next((r for r in routes if r.matches(scope)[0] is not Match.NONE), None)
+    if route is None:  # FastAPI's included routers are matched through their routes' contexts
+        route = next((r for r in iter_route_contexts(routes) if r.matches(scope)[0] is not Match.NONE), None)
     return getattr(route, "path", None) or UNMATCHED
 
 

@@ -1,15 +1,21 @@
-"""API keys: the example key of ``.env.example`` is refused at start-up, and wrong keys are
-throttled per client (429 with ``Retry-After``) before any comparison."""
+"""API keys: the example key of ``.env.example`` is refused at start-up, wrong keys are
+throttled per client (429 with ``Retry-After``) before any comparison, and refused requests are
+counted under the route they were sent to."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from dotenv import dotenv_values
+from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
-from indexer.settings import PLACEHOLDER_KEY, ApiSettings
+from app.main import create_app
+from indexer.encoders import FakeEncoder
+from indexer.settings import PLACEHOLDER_KEY, ApiSettings, Settings
 
 ENV_EXAMPLE = Path(__file__).resolve().parents[2] / ".env.example"
 
@@ -19,3 +25,48 @@ def test_the_example_key_is_refused_when_auth_is_on() -> None:
     with pytest.raises(ValidationError, match="holds the placeholder 'change-me-to-a-long-random-key' from .env.example"):
         ApiSettings(auth_enabled=True, api_keys=f"{'k' * 32},{PLACEHOLDER_KEY}")
     assert ApiSettings(auth_enabled=True, api_keys="k" * 32).keys == ["k" * 32]
+
+
+KEY = "k" * 32
+
+
+@pytest.fixture
+def guarded(built: Settings) -> Iterator[TestClient]:
+    """Auth on; 3 wrong keys per client, then one more every 100 s."""
+    api = ApiSettings(auth_enabled=True, api_keys=KEY, auth_failure_burst=3, auth_failures_per_s=0.01, bundle_check_s=0)
+    with TestClient(create_app(built.model_copy(update={"api": api}), encoder=FakeEncoder(32))) as client:
+        yield client
+
+
+def _search(client: TestClient, key: str | None) -> httpx.Response:
+    headers = {"x-api-key": key} if key else {}
+    return client.get("/search", params={"q": "heart", "system": "toy"}, headers=headers)
+
+
+def test_wrong_keys_are_throttled_per_client_before_any_comparison(guarded: TestClient) -> None:
+    assert [_search(guarded, "w" * 32).status_code for _ in range(3)] == [401, 401, 401]
+    throttled = _search(guarded, "w" * 32)
+    assert (throttled.status_code, throttled.headers["retry-after"]) == (429, "100")
+    assert throttled.json() == {
+        "type": "/problems/rate-limited",
+        "title": "Too many requests",
+        "status": 429,
+        "detail": "too many wrong API keys from this client; retry after 100 s",
+    }
+    assert _search(guarded, KEY).status_code == 429  # the right key too: no guess is checked now
+    assert _search(guarded, None).status_code == 401  # no key is not a guess
+    assert guarded.get("/health").status_code == 200
+
+
+def test_refused_requests_are_counted_under_the_route_they_were_sent_to(guarded: TestClient) -> None:
+    guarded.post("/match", content=b"x" * (2 << 20), headers={"x-api-key": KEY, "content-type": "application/json"})
+    for _ in range(4):
+        _search(guarded, "w" * 32)
+    registry = guarded.app.state.metrics.registry  # /metrics itself is throttled for this client now
+    counts = {
+        (route, status): registry.get_sample_value(
+            "termsearch_http_requests_total", {"method": method, "route": route, "status": status}
+        )
+        for method, route, status in (("GET", "/search", "401"), ("GET", "/search", "429"), ("POST", "/match", "413"))
+    }
+    assert counts == {("/search", "401"): 3.0, ("/search", "429"): 1.0, ("/match", "413"): 1.0}
