@@ -3,7 +3,7 @@ package, and keep every run in the store (``evaluation_run``) with its model, bu
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -53,11 +53,15 @@ def evaluate(
     mode: Mode,
     k: int,
     candidates: Collection[str] | None = None,
+    check: Callable[[], None] | None = None,
 ) -> RankingReport:
-    """Hits@1/5/10, MRR, graded nDCG@k, per-item ranks and Hits@k by word overlap."""
+    """Hits@1/5/10, MRR, graded nDCG@k, per-item ranks and Hits@k by word overlap; ``check`` is
+    called before each item (it raises to stop the run: the request timed out)."""
     depth = k * CANDIDATE_DEPTH if candidates is not None else k
 
     def search(query: str) -> list[str]:
+        if check is not None:
+            check()
         ranking = service.rank(query, Scope((system,)), depth, mode)
         return [service.bundle.concepts[row.concept].code for row in ranking.rows]
 

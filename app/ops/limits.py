@@ -1,9 +1,14 @@
-"""Costly requests: a request body limit (413) and a per-request time limit (503)."""
+"""Costly requests: a request body limit (413) and a per-request time limit (503), whose work
+stops at its next check once the caller has been answered (``cancellation``)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import threading
+
+from fastapi import Request
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -58,9 +63,29 @@ class BodyLimitMiddleware:
         await response(scope, receive, send)
 
 
+CANCELLED = "cancelled"  # scope["state"] key: an Event set once the request has timed out
+
+
+class RequestCancelled(Exception):
+    """The request timed out and was answered 503: its work stops here, storing nothing."""
+
+
+def cancellation(request: Request) -> threading.Event:
+    """A dependency: set once the request has timed out. Long work (evaluations, benchmark runs)
+    checks it between items and before storing anything (:func:`check_cancelled`)."""
+    return request.scope.setdefault("state", {}).setdefault(CANCELLED, threading.Event())
+
+
+def check_cancelled(cancelled: threading.Event) -> None:
+    if cancelled.is_set():
+        raise RequestCancelled
+
+
 class TimeoutMiddleware:
-    """503 problem when the app has not started answering within ``seconds``. The request's work
-    (a worker thread cannot be interrupted) finishes in the background and its answer is dropped."""
+    """503 problem when the app has not started answering within ``seconds``, with
+    ``Retry-After`` of as many seconds (an immediate retry would only add the same load). A
+    worker thread cannot be interrupted: the request's :data:`CANCELLED` event is set, and its
+    work stops at its next :func:`check_cancelled`; any answer it still makes is dropped."""
 
     def __init__(self, app: ASGIApp, seconds: float) -> None:
         self.app = app
@@ -71,6 +96,7 @@ class TimeoutMiddleware:
             await self.app(scope, receive, send)
             return
         responded = timed_out = False
+        cancelled = scope.setdefault("state", {}).setdefault(CANCELLED, threading.Event())
 
         async def guarded_send(message: Message) -> None:
             nonlocal responded
@@ -89,10 +115,12 @@ class TimeoutMiddleware:
             await task
             return
         timed_out = True
+        cancelled.set()
         task.cancel()
         task.add_done_callback(_log_failure)
         detail = f"no answer within {self.seconds:g} s; try a smaller request or again later"
-        await render(RequestTimeout(detail, headers={"Retry-After": "1"}), scope["path"])(scope, receive, send)
+        retry_after = str(math.ceil(self.seconds))
+        await render(RequestTimeout(detail, headers={"Retry-After": retry_after}), scope["path"])(scope, receive, send)
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:

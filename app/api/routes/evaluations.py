@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from functools import partial
 from importlib.resources import files
 from typing import Annotated, Any
 
@@ -15,6 +17,7 @@ from app.api.http import Route
 from app.checks import K, MATCH, QUERY, check_query, check_range, check_system, documented
 from app.errors import InvalidParameter, NotFound
 from app.evaluations.runs import RunStore, evaluate, system_hierarchy, unknown_gold
+from app.ops.limits import cancellation, check_cancelled
 from app.search.service import Mode, SearchService
 from evaluation.benchmarks import BENCHMARKS
 from evaluation.gold import RankingItem
@@ -69,6 +72,7 @@ def _runs(request: Request) -> RunStore:
 
 
 RunsDep = Annotated[RunStore, Depends(_runs)]
+CancelledDep = Annotated[threading.Event, Depends(cancellation)]  # set once the request has timed out
 
 
 def _check(service: SearchService, settings: Settings, system: str, k: int) -> None:
@@ -91,7 +95,7 @@ def _items(body: EvaluateRequest, settings: Settings) -> list[RankingItem]:
 
 @router.post("/evaluate", responses=PROBLEM_RESPONSES)
 def evaluate_items(
-    body: EvaluateRequest, service: ServiceDep, reader: ReaderDep, settings: SettingsDep, runs: RunsDep
+    body: EvaluateRequest, service: ServiceDep, reader: ReaderDep, settings: SettingsDep, runs: RunsDep, cancelled: CancelledDep
 ) -> dict[str, Any]:
     """Hits@1/5/10, MRR, graded nDCG@k (3 exact, 2 parent or child, 1 grandparent, grandchild,
     sibling or uncle), per-item ranks, and Hits@k by query–gold word overlap; the run is stored."""
@@ -100,7 +104,8 @@ def evaluate_items(
     missing = unknown_gold(service, body.system, items)
     if missing:
         raise GoldNotInSystem(body.system, service.bundle.systems[body.system].version, missing)
-    report = evaluate(service, system_hierarchy(reader, body.system), body.system, items, body.mode, body.k)
+    report = evaluate(service, system_hierarchy(reader, body.system), body.system, items, body.mode, body.k, check=partial(check_cancelled, cancelled))
+    check_cancelled(cancelled)  # a caller already answered 503 gets no stored run
     return runs.save(report, service, body.system, body.mode).to_json()
 
 
@@ -120,6 +125,7 @@ def run_benchmark(
     reader: ReaderDep,
     settings: SettingsDep,
     runs: RunsDep,
+    cancelled: CancelledDep,
     mode: Mode = Mode.HYBRID,
     k: Annotated[int, Query(description="Cut-off of every metric (1 to 100 by default)", **K)] = 10,
 ) -> dict[str, Any]:
@@ -132,7 +138,8 @@ def run_benchmark(
         raise InvalidParameter(f"name: benchmark {name!r} runs on {spec.system}, which is not loaded; loaded: {known}", "name")
     _check(service, settings, spec.system, k)
     benchmark = spec.build(reader)
-    report = evaluate(service, benchmark.hierarchy, spec.system, benchmark.items, mode, k, benchmark.candidates)
+    report = evaluate(service, benchmark.hierarchy, spec.system, benchmark.items, mode, k, benchmark.candidates, partial(check_cancelled, cancelled))
+    check_cancelled(cancelled)
     return runs.save(report, service, spec.system, mode, benchmark=name).to_json()
 
 
