@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from elasticsearch import __versionstr__ as client_version
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from indexer.settings import Settings
 from tests.deploy.tools import REPO, compose_binary
@@ -76,11 +76,16 @@ def test_elasticsearch_node_is_explicit_and_matches_the_client(services: dict[st
     assert "ports" not in node  # only the compose network reaches it while security is off
 
 
-def test_app_settings_from_the_compose_environment_are_valid(services: dict[str, Any], monkeypatch) -> None:
+def test_app_settings_from_the_compose_environment_are_valid_once_the_example_key_is_replaced(
+    services: dict[str, Any], monkeypatch
+) -> None:
     env = services["api"]["environment"]
     assert env == services["indexer"]["environment"]
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+    with pytest.raises(ValidationError, match="holds the placeholder"):
+        Settings(_env_file=None)
+    monkeypatch.setenv("TERMSEARCH_API__API_KEYS", "0123456789abcdef0123456789abcdef")
     settings = Settings(_env_file=None)
     assert settings.store.url == "postgresql+psycopg://termsearch:change-me@db:5432/termsearch"
     assert (settings.lexical.backend, settings.elasticsearch.url) == ("elasticsearch", "http://elasticsearch:9200")
