@@ -6,7 +6,8 @@ Layout of ``{data_dir}/bundles/``::
     20261121T160000Z-1a2b3c4d/
         manifest.json    encoder, dimension, systems and their label ranges, backends, file hashes
         catalog.json     concepts [system, code, display, active, kind, billable, parent rows] and
-                         labels [concept row, text, label kind, origin]
+                         labels [concept row, text, label kind, origin, knowledge source]
+        alignments.json  [source row, target row, score, method, evidence] between systems
         vectors.*        the vector index (backend-specific file)
         lexical/         the lexical index
         chargrams/       the character n-gram index (typo-tolerant channel)
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from indexer.lexical import LexicalIndex, open_lexical
+from indexer.records import Designation, DesignationUse
 from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
 from indexer.lexical.chargrams import CharGramIndex
 from indexer.settings import Settings
@@ -38,8 +40,9 @@ from indexer.errors import IndexerError
 
 MANIFEST = "manifest.json"
 CATALOG = "catalog.json"
+ALIGNMENTS = "alignments.json"
 CURRENT = "current"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 class BundleError(IndexerError, RuntimeError):
@@ -125,6 +128,8 @@ class Bundle:
         self.label_text: list[str] = [row[1] for row in catalog["labels"]]
         self.label_kind: list[str] = [row[2] for row in catalog["labels"]]
         self.label_origin: list[str | None] = [row[3] for row in catalog["labels"]]
+        self.label_knowledge: list[str | None] = [row[4] for row in catalog["labels"]]
+        self.alignments = _alignments(json.loads((self.directory / ALIGNMENTS).read_text(encoding="utf-8")))
         self.systems = {s["key"]: SystemRange(**s) for s in self.manifest["systems"]}
         self.vectors: VectorIndex = open_vector_index(self.manifest["vector"], self.directory, settings)
         self.lexical: LexicalIndex = open_lexical(self.manifest["lexical"], self.directory / "lexical", settings)
@@ -173,10 +178,57 @@ class Bundle:
             seen.update(frontier)
         return frozenset(seen)
 
+    def knowledge_labels(self, row: int) -> list[Designation]:
+        """The labels a knowledge source built into this bundle gave the concept (alignments,
+        abbreviations; supplements are in the store too), as designations with their origin."""
+        return [
+            Designation(self.label_text[i], DesignationUse.SYNONYM, "en", "EXACT", _type(self.label_kind[i]),
+                        True, self.label_origin[i], self.label_knowledge[i])
+            for i in self.concept_labels(row)
+            if self.label_knowledge[i] is not None
+        ]
+
+    def ancestors(self, row: int) -> set[int]:
+        """Every concept above ``row`` by is-a."""
+        seen: set[int] = set()
+        frontier = list(self.concepts[row].parents)
+        while frontier:
+            parent = frontier.pop()
+            if parent not in seen:
+                seen.add(parent)
+                frontier.extend(self.concepts[parent].parents)
+        return seen
+
     def concept_labels(self, concept: int) -> range:
         """The label ids of a catalog concept: each concept's labels are one run of ids, in
         concept order, so ``label_concept`` is sorted."""
         return range(*(int(i) for i in np.searchsorted(self.label_concept, [concept, concept + 1])))
+
+
+@dataclass(frozen=True)
+class AlignedConcept:
+    """A concept of another system that means the same (``indexer.knowledge.alignment``)."""
+
+    row: int
+    score: float
+    method: str  # xref, label, dense
+    evidence: str
+
+
+def _alignments(rows: list[list]) -> dict[int, list[AlignedConcept]]:
+    """Both directions of each alignment, by catalog row, strongest first."""
+    out: dict[int, list[AlignedConcept]] = {}
+    for source, target, score, method, evidence in rows:
+        out.setdefault(source, []).append(AlignedConcept(target, score, method, evidence))
+        out.setdefault(target, []).append(AlignedConcept(source, score, method, evidence))
+    for aligned in out.values():
+        aligned.sort(key=lambda a: -a.score)
+    return out
+
+
+def _type(kind: str) -> str | None:
+    """The designation type behind a label kind ("layperson"; "exact synonym" has none)."""
+    return None if kind.endswith("synonym") else kind
 
 
 def _children(concepts: list[CatalogConcept]) -> list[np.ndarray]:

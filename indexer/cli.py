@@ -133,6 +133,7 @@ def build_command(
 ) -> None:
     """Embed and index the given systems into a new bundle and switch to it atomically."""
     settings = get_settings()
+    migrate(settings.store.url)  # a store from an older release gains the tables the build reads
     reader = StoreReader(make_engine(settings.store.url))
     keys = [key.strip() for key in systems.split(",") if key.strip()]
     try:

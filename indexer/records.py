@@ -43,6 +43,8 @@ class Designation:
     # Where a designation that the terminology itself does not state came from: a propagated
     # synonym ("hpo HP:0001658 'Myocardial infarction' layperson, score 0.93"), a supplement.
     origin: str | None = None
+    # The knowledge source that added it ("alignments", "abbreviations", "supplement:NAME").
+    knowledge: str | None = None
 
     @property
     def kind(self) -> str:

@@ -97,6 +97,21 @@ class SearchSettings(BaseModel):
     # Dense requests encoding and scanning at once. Each already uses every core (ONNX Runtime
     # and BLAS threads), so more at once only thrashes: 1 measured best on 2 cores.
     dense_slots: int = Field(default=1, ge=1)
+    # Search through another loaded terminology's concept when the query is exactly one of its
+    # names ("heart attack" in ICD-10-CM via HPO's Myocardial infarction); see app/search/service.py.
+    bridges: bool = True
+
+
+class KnowledgeSettings(BaseModel):
+    """Knowledge sources applied at build time (issue: knowledge beyond the encoder)."""
+
+    alignments: bool = True  # align systems and lend synonyms along the alignments
+    align: list[tuple[str, str]] = [("hpo", "icd10cm")]  # (source, target) system pairs
+    # Cosine at which mutual nearest neighbours align; None: no dense alignments. Off by default:
+    # on the hand-checked sample its precision is 0.64 at 0.90-0.96 and 0.86 above 0.96, under
+    # the 0.95 the label alignments reach (bench/bench_alignment.py).
+    dense_threshold: float | None = Field(default=None, gt=0, le=1)
+    abbreviations: bool = True  # the project's abbreviation table
 
 
 class FhirSettings(BaseModel):
@@ -190,6 +205,7 @@ class Settings(BaseSettings):
     lexical: LexicalSettings = LexicalSettings()
     elasticsearch: ElasticsearchSettings = ElasticsearchSettings()
     search: SearchSettings = SearchSettings()
+    knowledge: KnowledgeSettings = KnowledgeSettings()
     fhir: FhirSettings = FhirSettings()
     match: MatchSettings = MatchSettings()
     api: ApiSettings = ApiSettings()

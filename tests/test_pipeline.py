@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from indexer import lexical, pipeline
+from indexer import embeddings, lexical
 from indexer.bundle import Bundle, BundleError, current_bundle
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import BuildError, build_bundle
@@ -20,21 +20,28 @@ def _build(settings: Settings, toy_reader: StoreReader, **options):
 
 def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
     result = _build(settings, toy_reader)
-    assert result.built and result.labels == 21
+    assert result.built and result.labels == 25
     bundle = Bundle(current_bundle(settings.bundles_dir))
     manifest = bundle.manifest
     assert manifest["encoder"]["id"] == "fake-hash-32"
     assert manifest["dimension"] == 32
     assert manifest["vector"]["backend"] == "numpy-flat"
     assert manifest["lexical"]["backend"] == "tantivy"
-    assert manifest["counts"] == {"concepts": 13, "labels": 21}
-    assert set(manifest["build_seconds"]) == {"catalog", "embed", "vector_index", "lexical_index", "chargram_index"}
+    assert manifest["counts"] == {"concepts": 13, "labels": 25}
+    stages = {"catalog", "knowledge", "embed", "vector_index", "lexical_index", "chargram_index"}
+    assert set(manifest["build_seconds"]) == stages
     toy = bundle.systems["toy"]
     # Active concepts' labels first: the one obsolete concept's single label sits at the end.
     assert (toy.start, toy.active_stop, toy.stop, toy.concepts) == (0, 13, 14, 8)
     assert bundle.label_text[13] == "obsolete Rapid pulse"
-    assert bundle.systems["toyicd"].label_range(include_inactive=False) == (14, 21)
-    assert len(bundle.vectors) == 21
+    assert bundle.systems["toyicd"].label_range(include_inactive=False) == (14, 25)
+    assert len(bundle.vectors) == 25
+    # The abbreviation table's rows found their meanings by name, and say where they came from.
+    added = {(bundle.concepts[bundle.label_concept[i]].code, bundle.label_text[i]): bundle.label_origin[i]
+             for i in range(len(bundle.label_text)) if bundle.label_knowledge[i] == "abbreviations"}
+    assert set(added) == {("I10", "HTN"), ("I10", "HBP"), ("I21", "MI"), ("I21", "AMI")}
+    assert added[("I21", "MI")].endswith("MI = myocardial infarction | acute myocardial infarction")
+    assert manifest["knowledge"]["abbreviations"]["labels"] == 4
 
 
 def test_same_inputs_do_not_rebuild_and_force_switches(settings: Settings, toy_reader: StoreReader) -> None:
@@ -63,7 +70,7 @@ def test_failed_build_leaves_previous_bundle_serving(settings, toy_reader, monke
 
 
 def test_interrupted_embedding_resumes_from_checkpoints(settings, toy_reader, monkeypatch) -> None:
-    monkeypatch.setattr(pipeline, "CHUNK", 8)
+    monkeypatch.setattr(embeddings, "CHUNK", 8)
     encoder = FakeEncoder(32)
     calls: list[int] = []
     original = encoder.encode
@@ -82,12 +89,15 @@ def test_interrupted_embedding_resumes_from_checkpoints(settings, toy_reader, mo
     monkeypatch.setattr(encoder, "encode", lambda texts: calls.append(len(texts)) or original(texts))
     result = build_bundle(settings, toy_reader, encoder, ["toy", "toyicd"], show_progress=False)
     assert result.built
-    assert calls == [8, 5]  # 21 distinct labels in chunks of 8: the first chunk came from its checkpoint
+    assert calls == [8, 8, 1]  # 25 distinct labels in chunks of 8: the first chunk came from its checkpoint
     calls.clear()
     settings.vector.backend = "faiss"  # new index settings, same model and labels: nothing re-embedded
     rebuilt = build_bundle(settings, toy_reader, encoder, ["toy", "toyicd"], show_progress=False)
     assert rebuilt.built and rebuilt.bundle_id != result.bundle_id
     assert calls == []
+    settings.knowledge.abbreviations = False  # fewer labels, all of them embedded before
+    without = build_bundle(settings, toy_reader, encoder, ["toy", "toyicd"], show_progress=False)
+    assert without.built and without.labels == 21 and calls == []
 
 
 def test_unknown_system_is_refused(settings: Settings, toy_reader: StoreReader) -> None:

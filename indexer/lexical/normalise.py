@@ -38,3 +38,17 @@ def stem(word: str) -> str:
 def tokens(text: str) -> list[str]:
     """Index and query tokens."""
     return [stem(w) for w in words(text)]
+
+
+_PARENTHESISED = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_UNSPECIFIED_CLAUSE = re.compile(r",\s*unspecified\b[^,]*$", re.IGNORECASE)  # ", unspecified organism"
+_UNSPECIFIED = frozenset({"unspecifi", "nos"})  # stems of "unspecified" and "NOS"
+
+
+def label_key(text: str) -> str:
+    """Two labels that say the same thing get the same key: tokens without bracketed
+    modifiers, a closing "unspecified ..." clause or "NOS", in sorted order ("Heart failure,
+    unspecified", "heart failure NOS", "Failure, heart" and "Pneumonia, unspecified organism"
+    against "pneumonia" agree: the unspecified axis makes the code the default one)."""
+    text = _UNSPECIFIED_CLAUSE.sub(" ", _PARENTHESISED.sub(" ", text))
+    return " ".join(sorted(t for t in tokens(text) if t not in _UNSPECIFIED))

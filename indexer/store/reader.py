@@ -191,7 +191,7 @@ class StoreReader:
                 display=row.display,
                 active=row.active,
                 designations=[
-                    Designation(d.text, d.use, d.language, d.scope, d.type, d.active, d.origin) for d in designations[row.id]
+                    Designation(d.text, d.use, d.language, d.scope, d.type, d.active, d.origin, d.knowledge) for d in designations[row.id]
                 ],
                 definitions=[Definition(d.text, d.source, d.language) for d in definitions[row.id]],
                 relationships=[Relationship(r.type, r.target_code, r.label) for r in relationships[row.id]],
