@@ -23,10 +23,16 @@ def _service(request: Request) -> SearchService:
     return service
 
 
+def _optional_service(request: Request) -> SearchService | None:
+    """The search service, or None while no bundle is loaded (for answers the store can give alone)."""
+    return request.app.state.service
+
+
 def _reader(request: Request) -> StoreReader:
     return request.app.state.reader
 
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
 ServiceDep = Annotated[SearchService, Depends(_service)]
+OptionalServiceDep = Annotated[SearchService | None, Depends(_optional_service)]
 ReaderDep = Annotated[StoreReader, Depends(_reader)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.fhir.context import FhirContext
+from app.search.designations import all_designations
 from app.fhir.designations import designation, display_in, displays
 from app.errors import InvalidParameter, NotFound, UnknownCode
 from app.fhir.outcome import operation_outcome
@@ -60,10 +61,12 @@ def lookup(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         {"name": "display", "valueString": display_in(concept, params.language("displayLanguage"))},
     ]
     if not wanted or "designation" in wanted:
-        for label in concept.designations:
+        for label in all_designations(concept, context.bundle, system.key):
             if label.active:
-                parts = [{"name": key, _PART_TYPES[key]: value} for key, value in designation(label).items()]
-                out.append({"name": "designation", "part": parts})
+                fields = designation(label)
+                extensions = fields.pop("extension", None)
+                parts = [{"name": key, _PART_TYPES[key]: value} for key, value in fields.items()]
+                out.append({"name": "designation", "part": parts} | ({"extension": extensions} if extensions else {}))
     for code, value, description in properties:
         if not wanted or code in wanted:
             parts = [{"name": "code", "valueCode": code}, {"name": "value", **value}]

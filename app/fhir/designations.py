@@ -15,8 +15,22 @@ USES = {
 }
 
 
+TYPE_EXTENSION = "urn:termsearch:fhir:designation-type"
+ORIGIN_EXTENSION = "urn:termsearch:fhir:designation-origin"
+SOURCE_EXTENSION = "urn:termsearch:fhir:designation-source"
+
+
 def designation(d: Designation) -> dict[str, Any]:
-    return {"language": d.language, "use": USES.get(d.use, USES[DesignationUse.SYNONYM]), "value": d.text}
+    """language, use, value; and as extensions the label's type (layperson, abbreviation,
+    inclusion...) and, for a label a knowledge source added, that source and the origin."""
+    out: dict[str, Any] = {"language": d.language, "use": USES.get(d.use, USES[DesignationUse.SYNONYM]), "value": d.text}
+    extensions = [{"url": TYPE_EXTENSION, "valueCode": d.type}] if d.type else []
+    if d.knowledge:
+        extensions.append({"url": SOURCE_EXTENSION, "valueCode": d.knowledge})
+        extensions.append({"url": ORIGIN_EXTENSION, "valueString": d.origin or d.knowledge})
+    if extensions:
+        out["extension"] = extensions
+    return out
 
 
 def designations(concept: Concept) -> list[dict[str, Any]]:

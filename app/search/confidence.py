@@ -25,7 +25,8 @@ FEATURES = (
     "words",  # idf-weighted share of the query's words found in one of its labels
     "label_words",  # share of that label's words found in the query
     "code",  # 1 when the query is its code, typed in any usual form
-    "corrected",  # 1 when the features come from the spelling-corrected query
+    "rewritten",  # 1 when the features come from a rewrite of the query (spelling corrected, or
+    # another terminology's name for what the query names exactly)
 )
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 

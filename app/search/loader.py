@@ -32,5 +32,5 @@ def open_search_service(settings: Settings, encoder: Encoder | None = None, dire
     if (encoder.id, encoder.sha256) != (expected["id"], expected["sha256"]):
         raise EncoderError(f"encoder {encoder.id} does not match the bundle's {expected['id']}")
     service = SearchService(bundle, encoder, settings.search)
-    service.vocabulary  # noqa: B018 - built now, off the request path (start-up or the bundle watcher)
+    service.warm()  # off the request path: start-up or the bundle watcher
     return service

@@ -14,7 +14,10 @@ over all its labels), and the hybrid ranking orders concepts by the calibrated c
 features give (:mod:`app.search.confidence`); ``dense`` and ``lexical`` modes order by cosine or
 BM25 alone. A code match always ranks first. When a query word is unknown to the labels'
 vocabulary and a close word exists, the corrected query is searched too and offered as
-``suggestion``.
+``suggestion``. When the query is exactly a name of a concept of another loaded terminology
+than those searched ("heart attack", a layperson synonym of HPO's *Myocardial infarction*,
+searched in ICD-10-CM), that concept's preferred name is searched too (a *bridge*), and rows it
+finds say so ("via HPO HP:0001658 Myocardial infarction: 'Heart attack'").
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import numpy as np
 
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
-from indexer.lexical.normalise import fold, tokens, words
+from indexer.lexical.normalise import fold, label_key, tokens, words
 from indexer.settings import SearchSettings
 
 from app.search.confidence import FEATURES, Calibration
@@ -41,7 +44,11 @@ LabelSearch = Callable[[int, tuple[int, int]], Iterable[tuple[float, int]]]
 """(how many labels, id range) -> (score, label id) pairs, best first."""
 
 _WORD_SPLIT = re.compile(r"(\W+)")
-_COS, _CHAR, _WORDS, _LABEL_WORDS, _CODE, _CORRECTED = range(len(FEATURES))
+_COS, _CHAR, _WORDS, _LABEL_WORDS, _CODE, _REWRITTEN = range(len(FEATURES))
+NAME_KINDS = frozenset(
+    {"preferred", "fsn", "exact synonym", "layperson", "abbreviation", "uk_spelling", "plural_form", "inclusion", "includes"}
+)
+MAX_BRIDGES = 3  # concepts of other terminologies a query may bridge through
 
 
 class Mode(StrEnum):
@@ -64,7 +71,7 @@ class Why:
 
     matched_term: str
     matched_type: str
-    origin: str | None
+    origin: str | None  # of the matched label, or the bridge the row was found through
     cosine: float
     bm25: float | None  # raw BM25 of the best label; None when BM25 did not retrieve the concept
     char: float
@@ -81,6 +88,7 @@ class Ranked:
     confidence: float
     features: tuple[float, ...] = field(repr=False)
     bm25: float | None = None
+    via: str | None = None  # the bridge that found it, when a bridge did
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,8 @@ class _Query:
     vector: np.ndarray | None
     chars: object
     tokens: list[str]
-    corrected: bool = False
+    corrected: bool = False  # a rewrite: the spelling corrected, or a bridge
+    via: str | None = None  # the bridge
 
 
 class SearchService:
@@ -129,9 +138,13 @@ class SearchService:
 
     @cached_property
     def vocabulary(self) -> Vocabulary:
-        """The labels' words (about a second per 150k labels): built when the service is opened,
-        before it serves, so no request waits for it."""
+        """The labels' words (about a second per 150k labels)."""
         return Vocabulary(self.bundle.label_text)
+
+    def warm(self) -> None:
+        """Build the vocabulary and the name index now, so that no request waits for them."""
+        self.vocabulary  # noqa: B018
+        self._names_by_key  # noqa: B018
 
     # --- the one entry point ----------------------------------------------------------------------
 
@@ -157,16 +170,45 @@ class SearchService:
         """:meth:`rank` for several queries, their texts encoded in one batch."""
         mask = scope.mask(self.bundle)
         corrections = [self.correct(query) for query in queries]
-        texts = list(dict.fromkeys([*queries, *(c for c in corrections if c and mode is not Mode.LEXICAL)]))
-        vectors = dict(zip(texts, self.encode(texts), strict=True)) if mode is not Mode.LEXICAL else {}
+        bridging = self.settings.bridges and mode is not Mode.LEXICAL
+        bridges = [self.bridges(query, scope) if bridging else [] for query in queries]
+        rewrites = [c for c in corrections if c] + [text for found in bridges for text, _ in found]
+        texts = list(dict.fromkeys([*queries, *rewrites])) if mode is not Mode.LEXICAL else []
+        vectors = dict(zip(texts, self.encode(texts), strict=True))
         rankings = []
-        for query, correction in zip(queries, corrections, strict=True):
+        for query, correction, bridged in zip(queries, corrections, bridges, strict=True):
             asked = [self._query(query, vectors.get(query))]
             if correction and mode is not Mode.LEXICAL:
                 asked.append(self._query(correction, vectors.get(correction), corrected=True))
+            asked += [self._query(text, vectors[text], corrected=True, via=via) for text, via in bridged]
             rows = self._rank(asked, scope, mask, k, mode)
             rankings.append(Ranking([r for r in rows if r.confidence >= min_confidence], correction))
         return rankings
+
+    def bridges(self, query: str, scope: Scope) -> list[tuple[str, str]]:
+        """(preferred name, why) of the concepts of terminologies outside ``scope`` that
+        ``query`` names exactly, by one of their own exact names."""
+        searched = set(scope.systems or self.bundle.systems)
+        found: dict[int, str] = {}
+        for label in self._names_by_key.get(label_key(query), ()):
+            row = int(self.bundle.label_concept[label])
+            concept = self.bundle.concepts[row]
+            if self.bundle.label_knowledge[label] is None and concept.system not in searched and concept.active and row not in found and len(found) < MAX_BRIDGES:
+                text = self.bundle.label_text[label]
+                found[row] = f"via {concept.system.upper()} {concept.code} {concept.display}: '{text}'"
+        return [(self.bundle.concepts[row].display, via) for row, via in found.items()]
+
+    @cached_property
+    def _names_by_key(self) -> dict[str, list[int]]:
+        """Labels that name their concept exactly (not broader, narrower or related synonyms), by
+        :func:`label_key` (built when the service opens)."""
+        bundle = self.bundle
+        out: dict[str, list[int]] = {}
+        for label, kind in enumerate(bundle.label_kind):
+            if kind in NAME_KINDS:
+                out.setdefault(label_key(bundle.label_text[label]), []).append(label)
+        out.pop("", None)
+        return out
 
     def correct(self, query: str) -> str | None:
         """``query`` with each unknown word replaced by the closest known one, if any was."""
@@ -191,8 +233,8 @@ class SearchService:
 
     # --- retrieval ---------------------------------------------------------------------------------
 
-    def _query(self, text: str, vector: np.ndarray | None, corrected: bool = False) -> _Query:
-        return _Query(text, vector, self.bundle.chargrams.vector(text), tokens(text), corrected)
+    def _query(self, text: str, vector: np.ndarray | None, corrected: bool = False, via: str | None = None) -> _Query:
+        return _Query(text, vector, self.bundle.chargrams.vector(text), tokens(text), corrected, via)
 
     def _rank(self, asked: list[_Query], scope: Scope, mask: np.ndarray, k: int, mode: Mode) -> list[Ranked]:
         """``mask``: the scope's admitted catalog rows (:meth:`Scope.mask`)."""
@@ -225,8 +267,10 @@ class SearchService:
         if not candidates:
             return []
         rows = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
-        features, labels = self._features(asked, rows, set(code_rows), excluded)
-        confidence = self.calibration.confidence(features)
+        features, labels, via = self._features(asked, rows, set(code_rows), excluded)
+        meanings = self.meanings(asked[0].text, scope.systems or self.bundle.systems)
+        split = np.asarray([max(meanings[bundle.concepts[r].system], 1) for r in rows.tolist()], dtype=np.float32)
+        confidence = self.calibration.confidence(features) / split  # no row of an ambiguous query is certain
         if mode is Mode.DENSE:
             score = features[:, _COS]
         elif mode is Mode.LEXICAL:
@@ -243,6 +287,7 @@ class SearchService:
                 float(confidence[i]),
                 tuple(float(f) for f in features[i]),
                 bm25[int(rows[i])].score if int(rows[i]) in bm25 else None,
+                via[i],
             )
             for i in order
         ]
@@ -276,23 +321,25 @@ class SearchService:
 
     def _features(
         self, asked: list[_Query], rows: np.ndarray, code_rows: set[int], excluded: frozenset[int]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Per candidate concept: the features (max over its labels and over the asked texts) and
-        the label to show (the one the calibrated model scores best)."""
+    ) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+        """Per candidate concept: the features (max over its labels and over the asked texts),
+        the label to show (the one the calibrated model scores best) and the bridge it came by."""
         bundle = self.bundle
         spans = [[i for i in bundle.concept_labels(int(row)) if i not in excluded] for row in rows]
         label_ids = np.concatenate([np.asarray(s, dtype=np.int64) for s in spans])
         owner_starts = np.cumsum([0, *(len(s) for s in spans[:-1])])
         per_label = np.zeros((len(label_ids), len(FEATURES)), dtype=np.float32)
+        source = np.zeros(len(label_ids), dtype=np.int64)  # which asked text each label's features come from
         weights = np.asarray(self.calibration.weights, dtype=np.float32)
-        for query in asked:
+        for number, query in enumerate(asked):
             part = np.zeros_like(per_label)
             part[:, _COS] = self._cosines(query, label_ids)
             part[:, _CHAR] = bundle.chargrams.similarity(query.chars, label_ids)
             part[:, _WORDS], part[:, _LABEL_WORDS] = self._word_overlap(query.tokens, label_ids)
-            part[:, _CORRECTED] = float(query.corrected)
+            part[:, _REWRITTEN] = float(query.corrected)
             better = part @ weights > per_label @ weights
             per_label[better] = part[better]
+            source[better] = number
         concept_features = np.maximum.reduceat(per_label, owner_starts, axis=0)
         concept_features[:, _CODE] = [1.0 if r in code_rows else 0.0 for r in rows.tolist()]
         label_score = per_label @ weights
@@ -300,8 +347,35 @@ class SearchService:
             [s + int(np.argmax(label_score[s : s + len(span)])) for s, span in zip(owner_starts, spans, strict=True)],
             dtype=np.int64,
         )
-        concept_features[:, _CORRECTED] = per_label[best, _CORRECTED]
-        return concept_features, label_ids[best]
+        concept_features[:, _REWRITTEN] = per_label[best, _REWRITTEN]
+        return concept_features, label_ids[best], [asked[number].via for number in source[best].tolist()]
+
+    def meanings(self, query: str, systems: Iterable[str]) -> dict[str, int]:
+        """Per system, how many distinct meanings ``query`` is exactly a name of (an ambiguous
+        abbreviation such as "PE": pulmonary embolism and pleural effusion). Concepts one above
+        the other by is-a are one meaning, and so are those one source named together (one row
+        of the abbreviation table, one lent name)."""
+        bundle = self.bundle
+        found: dict[str, dict[int, str | None]] = {}
+        for label in self._names_by_key.get(label_key(query), ()):
+            row = int(bundle.label_concept[label])
+            found.setdefault(bundle.concepts[row].system, {})[row] = bundle.label_origin[label]
+        out = {}
+        for system in systems:
+            members = found.get(system, {})
+            group = {row: row for row in members}  # union-find over the members
+
+            def root(row: int) -> int:
+                while group[row] != row:
+                    row = group[row]
+                return row
+
+            by_origin: dict[str, int] = {}
+            for row, origin in members.items():
+                for other in (*(bundle.ancestors(row) & members.keys()), by_origin.setdefault(origin, row) if origin else row):
+                    group[root(other)] = root(row)
+            out[system] = len({root(row) for row in members})
+        return out
 
     def _cosines(self, query: _Query, label_ids: np.ndarray) -> np.ndarray:
         if query.vector is None:
@@ -341,16 +415,17 @@ class SearchService:
         bundle = self.bundle
         concept = bundle.concepts[ranked.concept]
         features = ranked.features
+        code = bool(features[_CODE])
         why = Why(
-            matched_term=bundle.label_text[ranked.label],
-            matched_type="code" if features[_CODE] else bundle.label_kind[ranked.label],
-            origin=bundle.label_origin[ranked.label],
+            matched_term=concept.code if code else bundle.label_text[ranked.label],
+            matched_type="code" if code else bundle.label_kind[ranked.label],
+            origin=None if code else ranked.via or bundle.label_origin[ranked.label],
             cosine=round(features[_COS], 4),
             bm25=None if ranked.bm25 is None else round(ranked.bm25, 4),
             char=round(features[_CHAR], 4),
             words=round(features[_WORDS], 4),
-            code=bool(features[_CODE]),
-            corrected=bool(features[_CORRECTED]),
+            code=code,
+            corrected=bool(features[_REWRITTEN]) and ranked.via is None,
         )
         return Result(
             rank=rank,

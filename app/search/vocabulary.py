@@ -71,9 +71,13 @@ class Vocabulary:
         return int(np.isin(self.labels_with(word), labels, assume_unique=True).sum())
 
     def _correction(self, word: str) -> str | None:
-        """The closest known word to an unknown one ("pnemonia" → "pneumonia"), or None."""
+        """The closest known word to an unknown one ("pnemonia" → "pneumonia"), or None; for
+        the start of known words ("hypertens"), the most frequent of them ("hypertension")."""
         if word in self or len(word) < MIN_SUGGESTED or not word.isalpha():
             return None
+        lo, hi = bisect_left(self._words, word), bisect_left(self._words, word + "\U0010ffff")
+        if hi > lo:
+            return self._words[max(range(lo, hi), key=lambda i: len(self._postings[i]))]
         candidates = [w for w in self._by_initial.get(word[:1], ()) if abs(len(w) - len(word)) <= 2]
         best = process.extractOne(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF)
         return None if best is None else best[0]

@@ -15,7 +15,8 @@ def test_concept_detail(client: TestClient) -> None:
     assert body["display"] == "Tachycardia"
     assert (body["system"], body["version"], body["status"]) == ("toy", "2025-01-16", "active")
     assert body["synonyms"][1] == {
-        "text": "Fast heart rate", "use": "synonym", "language": "en", "scope": "EXACT", "type": "layperson"
+        "text": "Fast heart rate", "use": "synonym", "language": "en", "scope": "EXACT", "type": "layperson",
+        "kind": "layperson", "origin": None, "knowledge": None,
     }
     assert body["definitions"] == [{"text": "A heart rate that is faster than normal.", "source": "PMID:1"}]
     assert body["parents"] == [{"code": "T:1", "display": "Abnormality of the cardiovascular system"}]

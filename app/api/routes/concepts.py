@@ -8,12 +8,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from app.api.deps import ReaderDep, ServiceDep, SettingsDep
+from app.api.deps import OptionalServiceDep, ReaderDep, ServiceDep, SettingsDep
 from app.api.errors import PROBLEM_RESPONSES
 from app.api.http import Route
 from app.api.routes.search import parse_scope
 from app.checks import FRACTION, K, check_range, parse_systems
 from app.errors import NotFound
+from app.search.designations import all_designations
 from app.search.service import Mode, Result, SearchService
 from app.search.similar import concept_labels, match_labels
 
@@ -26,6 +27,9 @@ class Label(BaseModel):
     language: str
     scope: str | None = None
     type: str | None = None
+    kind: str  # as why-this-hit names it: preferred, layperson, abbreviation, inclusion, exact synonym...
+    origin: str | None = None  # where a label the terminology does not state came from
+    knowledge: str | None = None  # the knowledge source that added it: alignments, abbreviations, supplement:NAME
 
 
 class DefinitionOut(BaseModel):
@@ -54,7 +58,7 @@ class ConceptOut(BaseModel):
 
 
 @router.get("/concepts/{system}/{code}", response_model=ConceptOut, responses=PROBLEM_RESPONSES)
-def get_concept(system: str, code: str, reader: ReaderDep) -> ConceptOut:
+def get_concept(system: str, code: str, reader: ReaderDep, service: OptionalServiceDep) -> ConceptOut:
     version = reader.system(system)
     if version is None:
         known = ", ".join(s.key for s in reader.systems())
@@ -70,8 +74,11 @@ def get_concept(system: str, code: str, reader: ReaderDep) -> ConceptOut:
         display=concept.display,
         status="active" if concept.active else "inactive",
         synonyms=[
-            Label(text=d.text, use=d.use, language=d.language, scope=d.scope, type=d.type)
-            for d in concept.designations
+            Label(
+                text=d.text, use=d.use, language=d.language, scope=d.scope, type=d.type,
+                kind=d.kind, origin=d.origin, knowledge=d.knowledge,
+            )
+            for d in all_designations(concept, service.bundle if service else None, system)
             if d.active
         ],
         definitions=[DefinitionOut(text=d.text, source=d.source) for d in concept.definitions],
