@@ -14,7 +14,7 @@ Per kind it reports Hits@1/10 of each channel alone (dense, lexical, char) and o
 hybrid ranking, the share of nonsense/off-topic queries with a row at or above the confidence
 threshold, and the calibration (expected calibration error and a reliability table of the top
 row's confidence). ``--fit`` fits the calibration (``app.search.confidence.fit``) on the ``fit`` items and writes
-``app/search/calibration.json``; the report is always on the ``test`` items.
+``calibration.json`` into the model directory (rebuild to serve it); the report is always on the ``test`` items.
 
     python bench/bench_ranking.py [--fit] [--record] [--per-kind N]
 """
@@ -34,7 +34,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.search.confidence import CALIBRATION_FILE, fit  # noqa: E402
+from app.search.confidence import CALIBRATION, fit  # noqa: E402
+from indexer.encoders import default_model_dir  # noqa: E402
 from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import Mode, SearchService  # noqa: E402
@@ -160,7 +161,7 @@ def main() -> None:
         fit_items = _items(service, "fit", args.per_kind)
         groups = _fit_groups(service, fit_items)
         calibration = fit(groups, f"bench_ranking fit split: {len(fit_items)} items, bundle {service.bundle.id}")
-        calibration.save(CALIBRATION_FILE)
+        calibration.save(default_model_dir(settings.encoder) / CALIBRATION)  # the next build carries it
         service.calibration = calibration
         print(f"fitted on {len(fit_items)} items: {calibration}")
     items = _items(service, "test", args.per_kind)

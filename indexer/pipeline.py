@@ -76,7 +76,7 @@ def build_bundle(
     show_progress: bool = True,
 ) -> BuildResult:
     selected = _select_systems(reader, systems)
-    inputs = _inputs(settings, reader, encoder, selected)
+    inputs = _inputs(settings, reader, encoder, selected, model_dir)
     inputs_hash = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
     bundles_dir = settings.bundles_dir
     bundles_dir.mkdir(parents=True, exist_ok=True)
@@ -159,13 +159,22 @@ def _select_systems(reader: StoreReader, keys: Sequence[str]) -> list[SystemVers
     return [loaded[k] for k in keys]
 
 
-def _inputs(settings: Settings, reader: StoreReader, encoder: Encoder, systems: list[SystemVersion]) -> dict:
+def _calibration_hash(model_dir: Path | None) -> str | None:
+    """The model directory's confidence calibration (copied into the bundle with the model)."""
+    path = model_dir / "calibration.json" if model_dir is not None else None
+    return sha256_file(path) if path is not None and path.is_file() else None
+
+
+def _inputs(
+    settings: Settings, reader: StoreReader, encoder: Encoder, systems: list[SystemVersion], model_dir: Path | None
+) -> dict:
     inputs = {
         "format_version": FORMAT_VERSION,
         "encoder": {"id": encoder.id, "sha256": encoder.sha256, "dimension": encoder.dimension},
         "systems": [[s.key, s.version, s.version_id] for s in systems],
         "vector": settings.vector.model_dump(),
         "lexical": settings.lexical.model_dump(),
+        "calibration": _calibration_hash(model_dir),
         "knowledge": settings.knowledge.model_dump(mode="json"),
         "abbreviations": sha256_file(abbreviations.TABLE) if settings.knowledge.abbreviations else None,
         "supplements": [

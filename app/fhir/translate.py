@@ -3,6 +3,8 @@
 - Stored: the concept's xrefs (HPO carries ``UMLS:C…``, ``SNOMEDCT_US:…``; ``equivalent``) and
   SNOMED CT historical associations (``same_as``/``replaced_by`` ``equivalent``,
   ``possibly_equivalent_to`` ``inexact``, ``was_a`` ``wider``, others ``relatedto``).
+- Aligned: the concepts the build aligned with it (``indexer.knowledge.alignment``): ``equivalent``
+  at score 0.95 or more (a preferred name on either side), else ``inexact``; evidence in an extension.
 - Semantic: the concepts of the target that the ranking core puts first for the source's labels
   (as ``/similar``), as ``relatedto`` (unreviewed), each with its confidence (extension ``SCORE``).
 
@@ -32,6 +34,7 @@ XREF_SYSTEMS = {
     "SCTID": "http://snomed.info/sct",
     "ICD10CM": "http://hl7.org/fhir/sid/icd-10-cm",
 }
+EVIDENCE = "urn:termsearch:fhir:alignment-evidence"
 ASSOCIATION_EQUIVALENCE = {
     "same_as": "equivalent",
     "replaced_by": "equivalent",
@@ -75,6 +78,13 @@ def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         for uri, code, equivalence in _stored(context, source, detail.concept.xrefs, detail.concept.associations):
             if target.accepts(uri, code):
                 matches.setdefault((uri, code), _match(context, uri, code, equivalence))
+    for aligned in context.bundle.alignments.get(row, []):
+        other = context.concept(aligned.row)
+        uri = context.bundle.systems[other.system].uri
+        if target.accepts(uri, other.code):
+            equivalence = "equivalent" if aligned.score >= 0.95 else "inexact"
+            evidence = f"{aligned.method} alignment: {aligned.evidence}"
+            matches.setdefault((uri, other.code), _match(context, uri, other.code, equivalence, aligned.score, evidence))
     for system in [target.system] if target.system else [s for s in context.bundle.systems.values() if s != source]:
         for hit in _semantic(context, system, target.value_set, row):
             code = context.concept(hit.concept).code
@@ -125,7 +135,9 @@ def _semantic(context: FhirContext, system: SystemRange, value_set: ValueSetRef 
     return [match.row for match in match_labels(context.service, labels, scope, k, Mode.HYBRID)]
 
 
-def _match(context: FhirContext, uri: str, code: str, equivalence: str, score: float | None = None) -> dict[str, Any]:
+def _match(
+    context: FhirContext, uri: str, code: str, equivalence: str, score: float | None = None, evidence: str | None = None
+) -> dict[str, Any]:
     concept: dict[str, Any] = {"system": uri, "code": code}
     system = context.system_or_none(uri)
     row = context.bundle.concept_index(system.key, code) if system is not None else None
@@ -135,6 +147,9 @@ def _match(context: FhirContext, uri: str, code: str, equivalence: str, score: f
         "name": "match",
         "part": [{"name": "equivalence", "valueCode": equivalence}, {"name": "concept", "valueCoding": concept}],
     }
-    if score is not None:
-        match["extension"] = [{"url": SCORE, "valueDecimal": round(score, 6)}]
+    extensions = [{"url": SCORE, "valueDecimal": round(score, 6)}] if score is not None else []
+    if evidence is not None:
+        extensions.append({"url": EVIDENCE, "valueString": evidence})
+    if extensions:
+        match["extension"] = extensions
     return match

@@ -5,8 +5,10 @@ on held-out items in two steps (:func:`fit`): the direction ``w`` by pairwise lo
 regression (a right concept against each wrong candidate of the same query: a ranking
 objective), then the scale and offset by logistic regression of whether each query's top row
 is right on its score (Platt scaling), so that the confidence of a top row is the probability
-that it is right. ``bench/bench_ranking.py --fit`` writes :data:`CALIBRATION_FILE`; the fit,
-its items and its reliability are recorded in bench/RESULTS.md. The hybrid ranking orders
+that it is right. ``bench/bench_ranking.py --fit`` writes it into the model directory
+(``calibration.json``, beside the encoder whose cosines it scales), so every bundle built with
+that model carries it (:meth:`Calibration.of_bundle`); the fit, its items and its reliability
+are recorded in bench/RESULTS.md. The hybrid ranking orders
 concepts by it, so the score a row shows and the threshold a caller sets (``min_confidence``)
 are on one scale for every query.
 """
@@ -19,6 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from indexer.bundle import Bundle
+from indexer.encoders import SHIPPED_MODEL_DIR
+
 FEATURES = (
     "cosine",  # dense: cosine of the query with the concept's nearest label
     "char",  # character 3-gram TF-IDF cosine with its most similar label
@@ -28,7 +33,8 @@ FEATURES = (
     "rewritten",  # 1 when the features come from a rewrite of the query (spelling corrected, or
     # another terminology's name for what the query names exactly)
 )
-CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
+CALIBRATION = "calibration.json"  # in a model directory, so in every bundle built with that model
+SHIPPED_CALIBRATION = SHIPPED_MODEL_DIR / CALIBRATION
 
 
 @dataclass(frozen=True)
@@ -48,7 +54,13 @@ class Calibration:
         path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
 
     @classmethod
-    def load(cls, path: Path = CALIBRATION_FILE) -> Calibration:
+    def of_bundle(cls, bundle: Bundle) -> Calibration:
+        """The calibration stored with the bundle (fitted with its model), else the shipped model's."""
+        stored = bundle.model_dir / CALIBRATION
+        return cls.load(stored if stored.is_file() else SHIPPED_CALIBRATION)
+
+    @classmethod
+    def load(cls, path: Path = SHIPPED_CALIBRATION) -> Calibration:
         body = json.loads(path.read_text(encoding="utf-8"))
         if tuple(body["features"]) != FEATURES:
             raise ValueError(f"{path}: fitted on features {body['features']}, the core computes {list(FEATURES)}")

@@ -131,7 +131,7 @@ class SearchService:
         self.bundle = bundle
         self.encoder = encoder
         self.settings = settings
-        self.calibration = calibration or Calibration.load()
+        self.calibration = calibration or Calibration.of_bundle(bundle)
         self._dense_slots = threading.BoundedSemaphore(settings.dense_slots)
         self._label_tokens = lru_cache(maxsize=500_000)(self._tokens_of_label)
         self.vector = lru_cache(maxsize=4096)(self._encode_one)
@@ -278,7 +278,8 @@ class SearchService:
         else:
             score = confidence
         keep = np.ones(len(rows), dtype=bool) if mode is not Mode.LEXICAL else (score > 0) | (features[:, _CODE] > 0)
-        order = [i for i in np.lexsort((rows, -score, -features[:, _CODE])) if keep[i]][:k]
+        # Code matches first; then by score; on a tie a billable code first (the one to record).
+        order = [i for i in np.lexsort((rows, ~bundle.billable[rows], -score, -features[:, _CODE])) if keep[i]][:k]
         return [
             Ranked(
                 int(rows[i]),

@@ -17,6 +17,7 @@ from indexer.lexical.normalise import stem, words
 
 MIN_SUGGESTED = 5  # shorter unknown words get no spelling suggestion ("hear" is no typo of "heart")
 SUGGEST_CUTOFF = 80  # rapidfuzz ratio a suggestion needs
+FREQUENCY_WEIGHT = 4.0  # ratio points per tenfold more labels holding a candidate word
 
 
 class Vocabulary:
@@ -79,8 +80,12 @@ class Vocabulary:
         if hi > lo:
             return self._words[max(range(lo, hi), key=lambda i: len(self._postings[i]))]
         candidates = [w for w in self._by_initial.get(word[:1], ()) if abs(len(w) - len(word)) <= 2]
-        best = process.extractOne(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF)
-        return None if best is None else best[0]
+        close = process.extract(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF, limit=None)
+        if not close:
+            return None
+        # Among close words, the likelier one: similarity plus a prior on how common the word is
+        # ("artheritis" → arthritis, held by hundreds of labels, not arteritis, as close but rare).
+        return max(close, key=lambda c: c[1] + FREQUENCY_WEIGHT * math.log10(1 + len(self.labels_with(c[0]))))[0]
 
 
 def _count_in(ids: np.ndarray, ranges: tuple[tuple[int, int], ...]) -> int:

@@ -103,3 +103,21 @@ def test_a_name_of_another_terminology_bridges_to_its_concept(settings: Settings
     with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
         rows = client.get("/search", params={"q": "fast heart rate", "system": "toyicd", "k": 3}).json()["results"]
         assert rows and not any((r["why"]["origin"] or "").startswith("via TOY") for r in rows)
+
+
+def test_alignments_are_offered_as_mappings_with_their_evidence(client: TestClient) -> None:
+    similar = client.get("/concepts/toy/T:2/similar", params={"target_system": "toyicd", "k": 3}).json()
+    assert similar["alignments"] == [{
+        "system": "toyicd", "code": "R00.0", "display": "Tachycardia, unspecified", "score": 1.0,
+        "method": "label", "evidence": "'Tachycardia' = 'Tachycardia, unspecified'",
+    }]
+    body = client.get("/fhir/ConceptMap/$translate", params={
+        "system": "http://example.org/toy", "code": "T:2", "targetsystem": "http://example.org/toyicd",
+    }).json()
+    first = next(p for p in body["parameter"] if p["name"] == "match")
+    assert first["part"][0] == {"name": "equivalence", "valueCode": "equivalent"}
+    assert first["part"][1]["valueCoding"]["code"] == "R00.0"
+    assert first["extension"][1] == {
+        "url": "urn:termsearch:fhir:alignment-evidence", "valueString": "label alignment: 'Tachycardia' = 'Tachycardia, unspecified'",
+    }
+    get_fhir_model_class("Parameters").model_validate(body)

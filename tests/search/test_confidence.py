@@ -57,3 +57,24 @@ def test_a_calibration_of_other_features_is_refused(tmp_path: Path) -> None:
 
 def test_the_shipped_calibration_matches_the_core() -> None:
     assert len(Calibration.load().weights) == len(FEATURES)
+
+
+def test_the_calibration_travels_with_the_model_into_the_bundle(settings, toy_reader, tmp_path: Path) -> None:
+    """A bundle built with a model directory serves that directory's calibration; a new fit in
+    it makes the next build a new bundle; a bundle without one gets the shipped model's."""
+    from indexer.bundle import Bundle, current_bundle
+    from indexer.encoders import FakeEncoder
+    from indexer.pipeline import build_bundle
+
+    model = tmp_path / "model"
+    model.mkdir()
+    fitted = Calibration(tuple(0.5 for _ in FEATURES), -2.0, "toy fit")
+    fitted.save(model / "calibration.json")
+    first = build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], model_dir=model, show_progress=False)
+    assert Calibration.of_bundle(Bundle(current_bundle(settings.bundles_dir))) == fitted
+    Calibration(tuple(1.0 for _ in FEATURES), -3.0, "refit").save(model / "calibration.json")
+    second = build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], model_dir=model, show_progress=False)
+    assert second.built and second.bundle_id != first.bundle_id
+    assert Calibration.of_bundle(Bundle(current_bundle(settings.bundles_dir))).fitted_on == "refit"
+    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    assert Calibration.of_bundle(Bundle(current_bundle(settings.bundles_dir))) == Calibration.load()

@@ -90,12 +90,23 @@ def get_concept(system: str, code: str, reader: ReaderDep, service: OptionalServ
     )
 
 
+class AlignmentOut(BaseModel):
+    system: str
+    code: str
+    display: str
+    score: float
+    method: str  # xref, label, dense
+    evidence: str
+
+
 class SimilarResponse(BaseModel):
     system: str
     code: str
     mode: Mode
     target_systems: list[str]
     results: list[Result]
+    # Concepts of the target systems the build aligned with this one (indexer/knowledge/alignment.py).
+    alignments: list[AlignmentOut]
     took_ms: float
 
 
@@ -143,5 +154,11 @@ def similar(
         mode=mode,
         target_systems=targets,
         results=results,
+        alignments=[
+            AlignmentOut(system=other.system, code=other.code, display=other.display, score=a.score,
+                         method=a.method, evidence=a.evidence)
+            for a in service.bundle.alignments.get(concept, [])
+            if (other := service.bundle.concepts[a.row]).system in targets
+        ],
         took_ms=round((time.perf_counter() - started) * 1000, 3),
     )
