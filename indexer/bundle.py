@@ -129,6 +129,7 @@ class Bundle:
         self.label_kind: list[str] = [row[2] for row in catalog["labels"]]
         self.label_origin: list[str | None] = [row[3] for row in catalog["labels"]]
         self.label_knowledge: list[str | None] = [row[4] for row in catalog["labels"]]
+        self._label_starts = np.searchsorted(self.label_concept, np.arange(len(catalog["concepts"]) + 1))
         self.alignments = _alignments(json.loads((self.directory / ALIGNMENTS).read_text(encoding="utf-8")))
         self.systems = {s["key"]: SystemRange(**s) for s in self.manifest["systems"]}
         self.vectors: VectorIndex = open_vector_index(self.manifest["vector"], self.directory, settings)
@@ -201,8 +202,8 @@ class Bundle:
 
     def concept_labels(self, concept: int) -> range:
         """The label ids of a catalog concept: each concept's labels are one run of ids, in
-        concept order, so ``label_concept`` is sorted."""
-        return range(*(int(i) for i in np.searchsorted(self.label_concept, [concept, concept + 1])))
+        concept order (``label_concept`` is sorted)."""
+        return range(int(self._label_starts[concept]), int(self._label_starts[concept + 1]))
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,14 @@ from rich.progress import Progress
 
 from indexer.encoders import Encoder
 
+VERSION = 2  # of how vectors are computed (2: each text alone); older caches are not read
 CHUNK = 8192  # texts per checkpoint
 STEP = 256  # texts per encoder call (progress granularity)
 
 
 class EmbeddingCache:
     def __init__(self, root: Path, encoder: Encoder) -> None:
-        digest = hashlib.sha256(f"{encoder.id}\0{encoder.sha256}".encode()).hexdigest()[:24]
+        digest = hashlib.sha256(f"{encoder.id}\0{encoder.sha256}\0{VERSION}".encode()).hexdigest()[:24]
         self.directory = root / digest
         self.encoder = encoder
         self.directory.mkdir(parents=True, exist_ok=True)

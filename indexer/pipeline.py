@@ -36,6 +36,7 @@ from indexer.bundle import (
     write_manifest,
 )
 from indexer.catalog import read_catalog
+from indexer.embeddings import VERSION as EMBEDDINGS_VERSION
 from indexer.embeddings import EmbeddingCache
 from indexer.encoders import Encoder
 from indexer.knowledge import abbreviations
@@ -175,6 +176,7 @@ def _inputs(
         "vector": settings.vector.model_dump(),
         "lexical": settings.lexical.model_dump(),
         "calibration": _calibration_hash(model_dir),
+        "embeddings": EMBEDDINGS_VERSION,
         "knowledge": settings.knowledge.model_dump(mode="json"),
         "abbreviations": sha256_file(abbreviations.TABLE) if settings.knowledge.abbreviations else None,
         "supplements": [

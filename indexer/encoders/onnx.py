@@ -115,6 +115,10 @@ class OnnxEncoder:
         self.sha256 = manifest.sha256
         self.dimension = manifest.dimension
         self.batch_size = batch_size
+        # Dynamic int8 quantisation scales activations over the whole batch, so a text's vector
+        # would depend on its batch mates: such a model encodes each text alone, and a label
+        # embedded at build time gets exactly the vector the same text gets as a query.
+        self.alone = manifest.quantization.startswith("int8-dynamic")
         self.max_length = min(max_length, manifest.max_length)
         self._model = OnnxModel(
             model_dir / MODEL_FILE, model_dir / TOKENIZER_FILE, threads=threads, max_length=self.max_length
@@ -126,7 +130,9 @@ class OnnxEncoder:
             )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        return self._model.embed(texts, self.batch_size)
+        """One vector per text, the same whatever the other texts (batch_size applies to models
+        without dynamic quantisation)."""
+        return self._model.embed(texts, 1 if self.alone else self.batch_size)
 
     def __repr__(self) -> str:
         return f"OnnxEncoder(id={self.id!r}, dimension={self.dimension}, model_dir={str(self.model_dir)!r})"

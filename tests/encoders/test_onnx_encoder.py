@@ -19,10 +19,6 @@ from indexer.encoders.manifest import (
 from indexer.settings import EncoderSettings
 
 
-def _unit_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a * b).sum(axis=1)
-
-
 # --- model directory validation (no real model needed) -------------------------------------
 
 
@@ -102,11 +98,7 @@ def test_length_sorting_preserves_order(model_dir: Path, hpo_labels: list[str]) 
     encoder = OnnxEncoder(model_dir, batch_size=8)
     forward = encoder.encode(texts)
     backward = encoder.encode(texts[::-1])[::-1]
-    similarity = forward @ backward.T
-    assert (similarity.argmax(axis=1) == np.arange(len(texts))).all()
-    # Dynamic int8 scales activations per batch, so a text's vector depends slightly on its batch
-    # mates (worst case: very short texts such as the HPO root "All").
-    assert _unit_cosines(forward, backward).min() > 0.95
+    np.testing.assert_array_equal(forward, backward)
 
 
 @pytest.mark.model
@@ -114,9 +106,10 @@ def test_batch_size_invariance(model_dir: Path, hpo_labels: list[str]) -> None:
     texts = hpo_labels[:64]
     one_by_one = OnnxEncoder(model_dir, batch_size=1).encode(texts)
     batched = OnnxEncoder(model_dir, batch_size=64).encode(texts)
-    cosines = _unit_cosines(one_by_one, batched)
-    assert cosines.mean() > 0.985
-    assert cosines.min() > 0.95
+    # The int8 model encodes each text alone (its activation scales would otherwise depend on
+    # the batch): the same vector whatever the batch, as the query path and the build need.
+    np.testing.assert_array_equal(one_by_one, batched)
+    np.testing.assert_array_equal(batched[:5], OnnxEncoder(model_dir).encode(texts[:5]))
 
 
 @pytest.mark.model
