@@ -3,7 +3,8 @@
 The finished words carry the meaning. While the last word is unfinished (the text does not end
 with a space or punctuation), it is completed to a word of the scope's labels: among the words
 it begins, the one held by most labels that also hold the finished words ("heart att" →
-"attack", as in *Heart attack*), else the one held by most labels of the scope ("tachyc" →
+"attack", as in *Heart attack*, in any loaded system), else the fragment itself when it is a
+word ("can't hear" stays), else the one held by most labels of the scope ("tachyc" →
 "tachycardia"); a fragment that begins no word is kept as typed (the character channel still
 finds a misspelling). The rewritten text is ranked by :meth:`SearchService.rank`, exactly as
 ``/search`` would rank it, so "heart att" lists what "heart attack" lists.
@@ -47,20 +48,26 @@ class Autocomplete:
         if partial is None or len(partial) < MIN_PREFIX or not self.completions:
             return text.strip()
         vocabulary = self.service.vocabulary
-        ranges = tuple(scope.ranges(self.service.bundle))
+        bundle = self.service.bundle
+        ranges = tuple(scope.ranges(bundle))
+        everywhere = tuple(s.label_range(True) for s in bundle.systems.values())
         options = list(vocabulary.completions(partial, ranges, self.completions))
-        if partial in vocabulary and partial not in options:
-            options.insert(0, partial)
+        options += [o for o in vocabulary.completions(partial, everywhere, self.completions) if o not in options]
         if not options:
             return text.strip()
         finished = without_last_word(text)
-        best = self._with_finished(options, words(finished), ranges) or options[0]
+        # The finished words choose among the completions, by the labels of every loaded system
+        # (HPO's "Heart attack" completes "heart att" for an ICD-10-CM search too). When no
+        # completion goes with them, the fragment stays as typed ("can't hear" is no "heart").
+        # Alone, a fragment becomes its most common completion in the scope ("tachyc").
+        if finished_words := words(finished):
+            best = self._with_finished(options, finished_words, everywhere) or partial
+        else:
+            best = partial if partial in vocabulary else options[0]
         return f"{finished} {best}".strip()
 
     def _with_finished(self, options: Sequence[str], finished: list[str], ranges: tuple[tuple[int, int], ...]) -> str | None:
-        """The option held by most labels of the scope that also hold every finished word."""
-        if not finished:
-            return None
+        """The option held by most labels in ``ranges`` that also hold every finished word."""
         vocabulary = self.service.vocabulary
         labels = vocabulary.labels_with(finished[0])
         for word in finished[1:]:

@@ -32,6 +32,10 @@ FEATURES = (
     "code",  # 1 when the query is its code, typed in any usual form
     "rewritten",  # 1 when the features come from a rewrite of the query (spelling corrected, or
     # another terminology's name for what the query names exactly)
+    "cosine_top",  # the cosine when it is the highest among the query's candidates, else 0
+    "char_top",  # for a query with a word the labels do not hold (a misspelling), the char
+    # similarity when it is the highest among the candidates, else 0: a misspelling's right
+    # concept is the one nearest in characters even when another is nearer in meaning
 )
 CALIBRATION = "calibration.json"  # in a model directory, so in every bundle built with that model
 SHIPPED_CALIBRATION = SHIPPED_MODEL_DIR / CALIBRATION

@@ -44,7 +44,7 @@ LabelSearch = Callable[[int, tuple[int, int]], Iterable[tuple[float, int]]]
 """(how many labels, id range) -> (score, label id) pairs, best first."""
 
 _WORD_SPLIT = re.compile(r"(\W+)")
-_COS, _CHAR, _WORDS, _LABEL_WORDS, _CODE, _REWRITTEN = range(len(FEATURES))
+_COS, _CHAR, _WORDS, _LABEL_WORDS, _CODE, _REWRITTEN, _COS_TOP, _CHAR_TOP = range(len(FEATURES))
 NAME_KINDS = frozenset(
     {"preferred", "fsn", "exact synonym", "layperson", "abbreviation", "uk_spelling", "plural_form", "inclusion", "includes"}
 )
@@ -349,6 +349,11 @@ class SearchService:
             dtype=np.int64,
         )
         concept_features[:, _REWRITTEN] = per_label[best, _REWRITTEN]
+        for column, top in ((_COS, _COS_TOP), (_CHAR, _CHAR_TOP)):
+            values = concept_features[:, column]
+            concept_features[:, top] = np.where(values >= values.max() - 1e-6, values, 0.0)
+        if all(word in self.vocabulary for word in words(asked[0].text)):
+            concept_features[:, _CHAR_TOP] = 0.0  # every word is known: no misspelling to favour
         return concept_features, label_ids[best], [asked[number].via for number in source[best].tolist()]
 
     def meanings(self, query: str, systems: Iterable[str]) -> dict[str, int]:

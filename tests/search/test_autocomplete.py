@@ -85,3 +85,11 @@ def test_the_vocabulary_is_ready_when_the_service_opens(built: Settings) -> None
     service = open_search_service(built, FakeEncoder(32))
     assert "vocabulary" in vars(service)  # the cached property is filled
     assert "tachycardia" in service.vocabulary
+
+
+def test_a_fragment_no_completion_goes_with_stays_as_typed(typing: Autocomplete) -> None:
+    """The finished words carry the meaning: a completion that no label holds together with
+    them ("unable to heart...") is not forced on the fragment."""
+    assert typing.rewrite("unable to hea", Scope(("toy",))) == "unable to hea"
+    assert typing.rewrite("whooshing hea", Scope(("toy",))) == "whooshing heart"
+    assert typing.rewrite("whooshing hea", Scope(("toyicd",))) == "whooshing heart"  # toy's label completes it
