@@ -25,7 +25,7 @@ def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
     manifest = bundle.manifest
     assert manifest["encoder"]["id"] == "fake-hash-32"
     assert manifest["dimension"] == 32
-    assert manifest["vector"]["backend"] == "numpy-flat"
+    assert manifest["vector"]["backend"] == "faiss-hnsw"
     assert manifest["lexical"]["backend"] == "tantivy"
     assert manifest["counts"] == {"concepts": 13, "labels": 25}
     stages = {"catalog", "knowledge", "embed", "vector_index", "lexical_index", "chargram_index"}
@@ -91,7 +91,7 @@ def test_interrupted_embedding_resumes_from_checkpoints(settings, toy_reader, mo
     assert result.built
     assert calls == [8, 8, 1]  # 25 distinct labels in chunks of 8: the first chunk came from its checkpoint
     calls.clear()
-    settings.vector.backend = "faiss"  # new index settings, same model and labels: nothing re-embedded
+    settings.vector.backend = "numpy"  # new index settings, same model and labels: nothing re-embedded
     rebuilt = build_bundle(settings, toy_reader, encoder, ["toy", "toyicd"], show_progress=False)
     assert rebuilt.built and rebuilt.bundle_id != result.bundle_id
     assert calls == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,13 @@ class FaissIndex:
     @classmethod
     def load(cls, directory: Path, settings: VectorSettings) -> FaissIndex:
         return cls(faiss.read_index(str(directory / FILE)), settings.hnsw_ef_search, settings.hnsw_exact_below)
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """Every vector, row = label id (a copy out of the index, made once: the ranking core
+        scores each candidate's labels exactly, whatever found them)."""
+        storage = faiss.downcast_index(self._index.storage) if self._hnsw else self._index
+        return storage.reconstruct_n(0, storage.ntotal)
 
     def __len__(self) -> int:
         return self._index.ntotal

@@ -165,7 +165,7 @@ def test_vector_mapping_bulk_lines_and_knn_query(fake_es: FakeElasticsearch, rem
 
 def test_flat_vectors_are_searched_exactly_and_keep_an_embedded_copy(fake_es, remote, tmp_path: Path) -> None:
     vectors = np.eye(3, dtype=np.float32)
-    index = build_vector_index(vectors, VectorSettings(backend="elasticsearch"), remote)
+    index = build_vector_index(vectors, VectorSettings(backend="elasticsearch", kind="flat"), remote)
     assert fake_es.sent("PUT", VECTORS_INDEX)[0].body["mappings"]["properties"]["vector"]["index_options"] == {
         "type": "flat"
     }
@@ -274,7 +274,7 @@ def test_a_build_records_its_indexes_and_the_next_builds_retire_the_old_ones(fak
     manifest = Bundle(built[-1].directory, settings).manifest
     labels, vectors = (f"termsearch-{role}-{built[-1].bundle_id.lower()}" for role in ("labels", "vectors"))
     assert {k: manifest["lexical"][k] for k in ("backend", "index", "alias", "count", "fallback")} == {
-        "backend": "elasticsearch", "index": labels, "alias": "termsearch-labels", "count": 21, "fallback": "tantivy"
+        "backend": "elasticsearch", "index": labels, "alias": "termsearch-labels", "count": 25, "fallback": "tantivy"
     }
     assert manifest["vector"]["index"] == vectors and manifest["vector"]["fallback"] == "numpy-flat"
     # The current and the previous bundle's indexes remain (the bundles on disk); the first's are gone.

@@ -88,3 +88,12 @@ def test_save_and_open_round_trip(
     reopened = open_vector_index(entry, tmp_path, index_settings)
     assert reopened.backend == backend
     assert list(reopened.search(vectors[42], 5)[1]) == list(_brute_force(vectors, vectors[42], 5)[1])
+
+
+def test_an_embedded_index_exposes_every_vector_for_exact_rescoring(backend: str, build, vectors: np.ndarray) -> None:
+    """The ranking core scores each candidate's labels from ``matrix``; a remote index has none
+    (the core then asks it for the labels' scores)."""
+    index = build(vectors)
+    if backend == "elasticsearch":
+        pytest.skip("a remote index keeps its vectors on the cluster")
+    np.testing.assert_allclose(index.matrix, vectors, atol=1e-6)
