@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,18 @@ class CatalogConcept:
 
 GROUPING_KINDS = frozenset({"chapter", "block"})
 _CODE_NOISE = re.compile(r"[\s.:_-]+")
+
+
+def ancestors(row: int, parents: Callable[[int], Iterable[int]]) -> set[int]:
+    """Every row above ``row``, following ``parents`` (catalog rows of a row's parents)."""
+    seen: set[int] = set()
+    frontier = list(parents(row))
+    while frontier:
+        parent = frontier.pop()
+        if parent not in seen:
+            seen.add(parent)
+            frontier.extend(parents(parent))
+    return seen
 
 
 def code_key(text: str) -> str:
@@ -191,14 +204,7 @@ class Bundle:
 
     def ancestors(self, row: int) -> set[int]:
         """Every concept above ``row`` by is-a."""
-        seen: set[int] = set()
-        frontier = list(self.concepts[row].parents)
-        while frontier:
-            parent = frontier.pop()
-            if parent not in seen:
-                seen.add(parent)
-                frontier.extend(self.concepts[parent].parents)
-        return seen
+        return ancestors(row, lambda r: self.concepts[r].parents)
 
     def concept_labels(self, concept: int) -> range:
         """The label ids of a catalog concept: each concept's labels are one run of ids, in

@@ -58,16 +58,6 @@ class Catalog:
     def get(self, system: str, code: str) -> Entry | None:
         return self._by_code.get((system, code))
 
-    def ancestors(self, entry: Entry) -> set[int]:
-        seen: set[int] = set()
-        frontier = list(entry.parents)
-        while frontier:
-            row = frontier.pop()
-            if row not in seen:
-                seen.add(row)
-                frontier.extend(self.entries[row].parents)
-        return seen
-
     def tables(self) -> tuple[list[SystemRange], list[list], list[list]]:
         """The manifest's system ranges and the catalog's ``concepts`` rows
         ``[system, code, display, active, kind, billable, parent rows]`` and ``labels`` rows

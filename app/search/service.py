@@ -30,6 +30,7 @@ from enum import StrEnum
 from functools import cached_property, lru_cache
 
 import numpy as np
+from scipy import sparse
 
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
@@ -40,8 +41,8 @@ from app.search.confidence import FEATURES, Calibration
 from app.search.scope import Scope
 from app.search.vocabulary import Vocabulary
 
-LabelSearch = Callable[[int, tuple[int, int]], Iterable[tuple[float, int]]]
-"""(how many labels, id range) -> (score, label id) pairs, best first."""
+LabelSearch = Callable[[int, tuple[int, int]], tuple[np.ndarray, np.ndarray]]
+"""(how many labels, id range) -> (scores, label ids), best first."""
 
 _WORD_SPLIT = re.compile(r"(\W+)")
 _COS, _CHAR, _WORDS, _LABEL_WORDS, _CODE, _REWRITTEN, _COS_TOP, _CHAR_TOP = range(len(FEATURES))
@@ -133,7 +134,6 @@ class SearchService:
         self.settings = settings
         self.calibration = calibration or Calibration.of_bundle(bundle)
         self._dense_slots = threading.BoundedSemaphore(settings.dense_slots)
-        self._label_tokens = lru_cache(maxsize=500_000)(self._tokens_of_label)
         self.vector = lru_cache(maxsize=4096)(self._encode_one)
 
     @cached_property
@@ -145,6 +145,7 @@ class SearchService:
         """Build the vocabulary and the name index now, so that no request waits for them."""
         self.vocabulary  # noqa: B018
         self._names_by_key  # noqa: B018
+        self._label_tokens  # noqa: B018
 
     # --- the one entry point ----------------------------------------------------------------------
 
@@ -249,16 +250,14 @@ class SearchService:
             found: list[dict[int, Hit]] = []
             if mode is not Mode.LEXICAL and query.vector is not None:
                 vector = query.vector
-                found.append(self._channel(lambda n, r, v=vector: zip(*bundle.vectors.search(v, n, r)), ranges, depth, mask, excluded))
+                found.append(self._channel(lambda n, r, v=vector: bundle.vectors.search(v, n, r), ranges, depth, mask, excluded))
             if mode is not Mode.DENSE:
-                lexical = self._channel(
-                    lambda n, r, q=query.text: ((s, i) for i, s in bundle.lexical.search(q, n, r)), ranges, depth, mask, excluded
-                )
+                lexical = self._channel(lambda n, r, q=query.text: _pairs(bundle.lexical.search(q, n, r)), ranges, depth, mask, excluded)
                 if not query.corrected:
                     bm25 = lexical
                 found.append(lexical)
             if mode is Mode.HYBRID:
-                chars = self._channel(lambda n, r, q=query.text: zip(*bundle.chargrams.search(q, n, r)), ranges, depth, mask, excluded)
+                chars = self._channel(lambda n, r, q=query.text: bundle.chargrams.search(q, n, r), ranges, depth, mask, excluded)
                 found.append(chars)
             for channel in found:
                 candidates.update(dict.fromkeys(channel))
@@ -299,23 +298,23 @@ class SearchService:
         """The best ``k`` concepts of each range (best label each), asking for more labels until
         ``k`` admitted concepts are found."""
         best: dict[int, Hit] = {}
+        left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded))
         for id_range in ranges:
             size = id_range[1] - id_range[0]
             wanted = min(size, k * self.settings.label_oversample)
             while wanted > 0:
-                found: dict[int, Hit] = {}
-                hits = 0
-                for score, label in search(wanted, id_range):
-                    hits += 1
-                    concept = int(self.bundle.label_concept[label])
-                    if mask[concept] and int(label) not in excluded:
-                        found.setdefault(concept, Hit(concept, float(score), int(label)))
-                if len(found) >= k or hits < wanted or wanted >= size:
+                scores, labels = search(wanted, id_range)
+                concepts = self.bundle.label_concept[labels]
+                admitted = mask[concepts] & ~np.isin(labels, left_out)
+                # Hits come best first, so a concept's first admitted hit is its best label.
+                unique, first = np.unique(concepts[admitted], return_index=True)
+                if len(unique) >= k or len(labels) < wanted or wanted >= size:
                     break
                 wanted = min(size, wanted * 4)
-            for concept, hit in found.items():
-                if concept not in best or hit.score > best[concept].score:
-                    best[concept] = hit
+            scores, labels = scores[admitted][first], labels[admitted][first]
+            for concept, score, label in zip(unique.tolist(), scores.tolist(), labels.tolist(), strict=True):
+                if concept not in best or score > best[concept].score:
+                    best[concept] = Hit(concept, score, label)
         return best
 
     # --- features ----------------------------------------------------------------------------------
@@ -400,20 +399,24 @@ class SearchService:
         if not asked:
             zeros = np.zeros(len(label_ids), np.float32)
             return zeros, zeros
+        columns, matrix = self._label_tokens
         idf = {token: self.vocabulary.idf(token) for token in asked}
-        total = sum(idf.values())
-        covered = np.zeros(len(label_ids), np.float32)
-        within = np.zeros(len(label_ids), np.float32)
-        for i, label in enumerate(label_ids.tolist()):
-            own = self._label_tokens(label)
-            shared = asked & own
-            if shared:
-                covered[i] = sum(idf[t] for t in shared) / total
-                within[i] = len(shared) / len(own)
-        return covered, within
+        known = [token for token in asked if token in columns]
+        shared = matrix[label_ids][:, [columns[t] for t in known]]
+        covered = shared @ np.asarray([idf[t] for t in known], dtype=np.float32) / sum(idf.values())
+        sizes = np.maximum(np.diff(matrix.indptr)[label_ids], 1)
+        return np.asarray(covered, np.float32).ravel(), (np.asarray(shared.sum(axis=1)).ravel() / sizes).astype(np.float32)
 
-    def _tokens_of_label(self, label: int) -> frozenset[str]:
-        return frozenset(tokens(self.bundle.label_text[label]))
+    @cached_property
+    def _label_tokens(self) -> tuple[dict[str, int], sparse.csr_matrix]:
+        """Which distinct tokens each label holds: (token -> column, labels × tokens 0/1 matrix)."""
+        columns: dict[str, int] = {}
+        indptr, indices = [0], []
+        for text in self.bundle.label_text:
+            indices.extend(sorted({columns.setdefault(t, len(columns)) for t in tokens(text)}))
+            indptr.append(len(indices))
+        data = np.ones(len(indices), dtype=np.float32)
+        return columns, sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, max(len(columns), 1)))
 
     # --- rows --------------------------------------------------------------------------------------
 
@@ -449,6 +452,11 @@ class SearchService:
 
     def results(self, ranking: Ranking) -> list[Result]:
         return [self.result(rank, row) for rank, row in enumerate(ranking.rows, start=1)]
+
+
+def _pairs(hits: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """A lexical index's (label id, score) hits as (scores, label ids)."""
+    return np.fromiter((s for _, s in hits), np.float32, len(hits)), np.fromiter((i for i, _ in hits), np.int64, len(hits))
 
 
 def _replace_word(text: str, word: str, replacement: str) -> str:
