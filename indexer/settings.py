@@ -5,6 +5,7 @@ Nested sections use ``__``: ``TERMSEARCH_STORE__URL``, ``TERMSEARCH_VECTOR__KIND
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -175,6 +176,9 @@ class ApiSettings(BaseModel):
     backlog: int = Field(default=2048, ge=1)
     # How often the app looks at ``bundles/current`` for a new bundle; 0 = only at start-up.
     bundle_check_s: float = Field(default=5.0, ge=0)
+    # Browser origins (``https://forms.example.org``) that may call the API from their pages
+    # (CORS, without credentials); ["*"]: any origin; []: none (no CORS headers).
+    cors_origins: list[str] = ["*"]
 
     @model_validator(mode="after")
     def _keys_when_enabled(self) -> ApiSettings:
@@ -187,6 +191,9 @@ class ApiSettings(BaseModel):
                 f"TERMSEARCH_API__API_KEYS holds the placeholder {PLACEHOLDER_KEY!r} from .env.example; "
                 "set a random key (openssl rand -hex 32)"
             )
+        bad = [o for o in self.cors_origins if o != "*" and not re.fullmatch(r"https?://[^/?#\s]+", o)]
+        if bad:
+            raise ValueError(f"TERMSEARCH_API__CORS_ORIGINS: {bad[0]!r} is not an origin (scheme://host[:port], no path) or *")
         return self
 
     @property

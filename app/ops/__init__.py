@@ -1,9 +1,10 @@
-"""Operations: limits, authentication, rate limiting, request ids, structured access logs,
+"""Operations: limits, authentication, rate limiting, CORS, request ids, structured access logs,
 Prometheus metrics and bundle hot swap (docs/OPERATIONS.md)."""
 
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 
 from app.ops import metrics
 from app.ops.access import ApiKeyMiddleware, RateLimitMiddleware, TokenBuckets
@@ -14,11 +15,17 @@ from indexer.settings import Settings
 
 # Never rate limited: orchestrator probes and the metrics scraper.
 UNLIMITED_PATHS = ("/health", "/ready", "/metrics")
+# CORS: the methods the API serves, the request headers a page may send besides the safelisted
+# ones (Accept, Accept-Language, Content-Language, Content-Type), and the response headers it may read.
+CORS_METHODS = ("GET", "HEAD", "POST")
+CORS_REQUEST_HEADERS = ("Authorization", "X-API-Key", "X-Request-ID")
+CORS_EXPOSED_HEADERS = ("Location", "Retry-After", "WWW-Authenticate", "X-Request-ID")
 
 
 def install(app: FastAPI, settings: Settings) -> None:
-    """Add the middleware stack (outermost first: observe, auth, rate limit, timeout, body limit),
-    and the ``/metrics`` route."""
+    """Add the middleware stack (outermost first: observe, CORS, auth, rate limit, timeout, body
+    limit), and the ``/metrics`` route. CORS answers preflights before auth (a browser sends no key
+    with them) and adds its headers to refusals (401, 429) too, so a page can read them."""
     api = settings.api
     app.state.metrics = metrics.Metrics(app.state)
     app.include_router(metrics.router)
@@ -31,6 +38,14 @@ def install(app: FastAPI, settings: Settings) -> None:
     if api.auth_enabled:
         failures = TokenBuckets(api.auth_failures_per_s, api.auth_failure_burst)
         app.add_middleware(ApiKeyMiddleware, keys=api.keys, public_paths=api.public_paths, failures=failures)
+    if api.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=api.cors_origins,
+            allow_methods=CORS_METHODS,
+            allow_headers=CORS_REQUEST_HEADERS,
+            expose_headers=CORS_EXPOSED_HEADERS,
+        )
     app.add_middleware(ObserveMiddleware, metrics=app.state.metrics, routes=app.router.routes)
 
 

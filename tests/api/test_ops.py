@@ -209,3 +209,55 @@ def test_token_bucket_refills_at_its_rate() -> None:
     assert (buckets.take("a"), buckets.take("a")) == (0, 0.5)
     buckets.take("b"), buckets.take("c")  # "a" is forgotten beyond two clients
     assert buckets.take("a") == 0
+
+
+FORMS = "https://forms.example.org"
+EXPAND = "/fhir/ValueSet/$expand"
+
+
+def _preflight(client: TestClient, origin: str, path: str = EXPAND):
+    headers = {
+        "Origin": origin,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type, x-api-key, authorization",
+    }
+    return client.options(path, headers=headers)
+
+
+def test_cors_by_default_any_origin_without_credentials_and_before_the_key(make_client) -> None:
+    client = make_client(auth_enabled=True, api_keys=KEY)
+    preflight = _preflight(client, FORMS)  # a browser sends no key with a preflight
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "*"
+    assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, POST"
+    allowed = {h.strip().lower() for h in preflight.headers["access-control-allow-headers"].split(",")}
+    assert {"authorization", "x-api-key", "content-type", "accept-language"} <= allowed
+    assert "access-control-allow-credentials" not in preflight.headers
+    params = {"url": "http://example.org/toy?fhir_vs", "filter": "fast heart"}
+    answer = client.get(EXPAND, params=params, headers={"Origin": FORMS, "X-API-Key": KEY})
+    assert (answer.status_code, answer.headers["access-control-allow-origin"]) == (200, "*")
+    exposed = {h.strip() for h in answer.headers["access-control-expose-headers"].split(",")}
+    assert exposed == {"Location", "Retry-After", "WWW-Authenticate", "X-Request-ID"}
+    refused = client.get(EXPAND, params=params, headers={"Origin": FORMS})  # readable by the page
+    assert (refused.status_code, refused.headers["access-control-allow-origin"]) == (401, "*")
+    widget = client.get("/web/termsearch-autocomplete.js", headers={"Origin": FORMS, "X-API-Key": KEY})
+    assert (widget.status_code, widget.headers["access-control-allow-origin"]) == (200, "*")
+
+
+def test_cors_configured_origins_only(make_client) -> None:
+    client = make_client(cors_origins=[FORMS])
+    allowed = _preflight(client, FORMS, "/search")
+    assert (allowed.status_code, allowed.headers["access-control-allow-origin"]) == (200, FORMS)
+    assert "origin" in allowed.headers["vary"].lower()
+    other = _preflight(client, "https://evil.example", "/search")
+    assert other.status_code == 400 and "access-control-allow-origin" not in other.headers
+    assert client.get("/health", headers={"Origin": FORMS}).headers["access-control-allow-origin"] == FORMS
+    assert "access-control-allow-origin" not in client.get("/health", headers={"Origin": "https://evil.example"}).headers
+    off = make_client(cors_origins=[])
+    assert "access-control-allow-origin" not in off.get("/health", headers={"Origin": FORMS}).headers
+    assert _preflight(off, FORMS).status_code == 405  # no CORS: OPTIONS is not served
+
+
+def test_cors_origins_must_be_origins() -> None:
+    with pytest.raises(ValueError, match="'https://forms.example.org/' is not an origin"):
+        ApiSettings(cors_origins=["https://forms.example.org/"])
