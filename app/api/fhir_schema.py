@@ -39,6 +39,8 @@ EXPAND = [
     {"name": "activeOnly", "schema": _BOOLEAN, "description": "leave out inactive codes"},
     {"name": "includeDesignations", "schema": _BOOLEAN, "description": "list each code's designations"},
     _LANGUAGE,
+    {"name": "excludeNotForUI", "schema": _BOOLEAN, "description": "leave out abstract codes (chapters, blocks)"},
+    {"name": "abstract", "schema": _BOOLEAN, "description": "false: leave out abstract codes (as excludeNotForUI)"},
     {
         "name": "min_confidence",
         "schema": {"type": "number", "minimum": 0, "maximum": 1},

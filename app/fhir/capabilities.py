@@ -24,6 +24,7 @@ EXPANSION_PARAMETERS = {
     "activeOnly": "leave out inactive codes",
     "includeDesignations": "list each code's designations",
     "displayLanguage": "the display in this language where the code system has one",
+    "excludeNotForUI": "leave out the abstract codes (ICD-10-CM chapters and blocks), listed otherwise with abstract=true",
 }
 TEXT_FILTER = (
     "Semantic search, not string matching: the filter text is matched by meaning (a sentence encoder "

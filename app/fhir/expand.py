@@ -6,9 +6,10 @@ A filtered expansion lists at most ``fhir.filter_depth`` concepts, those with a 
 least ``min_confidence`` (default ``search.confidence_threshold``), and ``total`` counts them, so
 a filter that means nothing ("xxxqqq") expands to nothing; ``offset`` and ``count`` page through
 that one ranking. An unfiltered one lists codes in catalog order. ICD-10-CM chapters and blocks
-are never listed by a filter. Each code carries its system and version; filtered ones also the
-label that matched, its score and confidence (extensions ``MATCHED_TERM``, ``SCORE``,
-``CONFIDENCE``).
+are never listed by a filter; an unfiltered expansion lists them as ``abstract`` (not selectable),
+unless ``excludeNotForUI=true`` or ``abstract=false`` leaves them out. Each code carries its
+system and version; filtered ones also the label that matched, its score and confidence
+(extensions ``MATCHED_TERM``, ``SCORE``, ``CONFIDENCE``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
+
+import numpy as np
 
 from app.fhir.context import FhirContext
 from app.fhir.designations import designations, display_in
@@ -39,6 +42,8 @@ ECHOED = {
     "activeOnly": "valueBoolean",
     "includeDesignations": "valueBoolean",
     "displayLanguage": "valueCode",
+    "excludeNotForUI": "valueBoolean",
+    "abstract": "valueBoolean",
     "min_confidence": "valueDecimal",
 }
 
@@ -51,6 +56,7 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     active_only = bool(params.boolean("activeOnly"))
     include_designations = bool(params.boolean("includeDesignations"))
     language = params.language("displayLanguage")
+    selectable_only = bool(params.boolean("excludeNotForUI")) or params.boolean("abstract") is False
     if count is not None and count > limits.max_count:
         raise TooCostly(f"count: at most {limits.max_count} codes per page (got {count})")
     check_length(text, context.settings.search.max_query_length, "filter")
@@ -66,6 +72,9 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         rows: Sequence[int] = [hit.concept for hit in hits]
     else:
         rows = value_set.rows(context, active_only)
+        if selectable_only:
+            listed = np.asarray(rows, dtype=np.int64)
+            rows = listed[~context.bundle.grouping[listed]].tolist()
     total = len(rows)
     if count is None and total - offset > limits.max_count:
         raise TooCostly(
@@ -118,6 +127,8 @@ def _entry(
             {"url": SCORE, "valueDecimal": round(hit.score, 6)},
             {"url": CONFIDENCE, "valueDecimal": round(hit.confidence, 4)},
         ]
+    if concept.grouping:
+        entry["abstract"] = True
     if not concept.active:
         entry["inactive"] = True
     entry |= {"code": concept.code, "display": concept.display}

@@ -114,6 +114,19 @@ def test_unfiltered_expansion_lists_every_code_in_catalog_order(client: TestClie
     assert codes(expand(client, url=TOY_VS, activeOnly="true")) == active
 
 
+def test_chapters_and_blocks_are_listed_as_abstract_or_left_out_on_request(client: TestClient) -> None:
+    contains = expand(client, url=TOYICD_VS)["expansion"]["contains"]
+    assert [e["code"] for e in contains if e.get("abstract")] == ["I00-I99"]  # the chapter
+    assert all("abstract" not in e for e in contains if e["code"] != "I00-I99")
+    for name, value in (("excludeNotForUI", True), ("abstract", False)):
+        body = expand(client, url=TOYICD_VS, **{name: str(value).lower()})
+        assert codes(body) == [e["code"] for e in contains if e["code"] != "I00-I99"]
+        assert body["expansion"]["total"] == len(contains) - 1
+        assert echoed(body)[name] is value
+    filtered = expand(client, url=TOYICD_VS, filter="circulatory system diseases", min_confidence=0)
+    assert "I00-I99" not in codes(filtered)  # a filter never offers them
+
+
 def test_implicit_subtree_value_set_restricts_results(client: TestClient) -> None:
     subtree = toy_subtree("T:1")
     url = f"{TOY.uri}?fhir_vs=isa/T:1"

@@ -96,7 +96,9 @@ def test_terminology_capabilities_list_systems_and_expansion_parameters(client: 
         (TOY.uri, TOY.version), (TOYICD.uri, TOYICD.version)
     ]
     names = [p["name"] for p in body["expansion"]["parameter"]]
-    assert names == ["url", "filter", "count", "offset", "activeOnly", "includeDesignations", "displayLanguage"]
+    assert names == [
+        "url", "filter", "count", "offset", "activeOnly", "includeDesignations", "displayLanguage", "excludeNotForUI"
+    ]
     assert "semantic" in body["expansion"]["textFilter"].lower()
 
 
