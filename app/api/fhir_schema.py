@@ -47,7 +47,17 @@ EXPAND = [
         "description": f"least confidence of a filtered code (default {SEARCH.confidence_threshold})",
     },
 ]
-VALUE_SET_VALIDATE = [{**_URL, "required": True}, _SYSTEM, _CODE, _VERSION, _DISPLAY]
+_ABSTRACT = {"name": "abstract", "schema": _BOOLEAN, "description": "false: an abstract code (chapter, block) is not valid"}
+VALUE_SET_VALIDATE = [
+    {**_URL, "required": True},
+    _SYSTEM,
+    _CODE,
+    {**_VERSION, "name": "systemVersion"},
+    _DISPLAY,
+    {"name": "inferSystem", "schema": _BOOLEAN, "description": "true: a code without a system is of the value set's system"},
+    {"name": "activeOnly", "schema": _BOOLEAN, "description": "true: an inactive code is not valid"},
+    _ABSTRACT,
+]
 LOOKUP = [
     {**_SYSTEM, "required": True},
     {**_CODE, "required": True},
@@ -65,6 +75,7 @@ CODE_SYSTEM_VALIDATE = [
     {**_CODE, "required": True},
     _VERSION,
     _DISPLAY,
+    _ABSTRACT,
 ]
 TRANSLATE = [
     {**_SYSTEM, "required": True},

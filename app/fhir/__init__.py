@@ -1,4 +1,4 @@
 """FHIR R4 terminology operations over the served bundle, free of the web framework:
-implicit value sets (``valuesets``), ``$expand`` (``expand``), ``$lookup`` and ``$validate-code``
-(``codes``), ``$translate`` (``translate``), capability statements (``capabilities``) and the
+implicit value sets (``valuesets``), ``$expand`` (``expand``), ``$lookup`` (``codes``),
+``$validate-code`` (``validate``), ``$translate`` (``translate``), capability statements (``capabilities``) and the
 OperationOutcome errors they raise (``outcome``). ``app/api/routes/fhir.py`` maps them to HTTP."""

@@ -1,8 +1,9 @@
 """OperationOutcome: the body of every error under ``/fhir`` (rendered from ``app.errors`` by
 ``app/api/errors.py``) and of the ``issues`` of a negative ``$validate-code``.
 
-Each issue has a severity, an issue type (``http://hl7.org/fhir/issue-type``), and ``details``
-with a coding from the terminology issue types (``tx-issue-type``) and a readable text.
+Each issue has a severity, an issue type (``http://hl7.org/fhir/issue-type``), ``details`` with a
+coding from the terminology issue types (``tx-issue-type``) and a readable text, and in
+``$validate-code`` answers the ``expression`` of the input element it is about.
 """
 
 from __future__ import annotations
@@ -13,8 +14,16 @@ FHIR_JSON = "application/fhir+json"
 TX_ISSUE_TYPE = "http://hl7.org/fhir/tools/CodeSystem/tx-issue-type"
 
 
-def operation_outcome(text: str, code: str, tx_code: str | None, severity: str = "error") -> dict[str, Any]:
+def issue(text: str, code: str, tx_code: str | None, severity: str = "error", expression: str | None = None) -> dict[str, Any]:
+    """One issue; ``expression`` names the input element it is about (``Coding.display``)."""
     details: dict[str, Any] = {"text": text}
     if tx_code is not None:
         details["coding"] = [{"system": TX_ISSUE_TYPE, "code": tx_code}]
-    return {"resourceType": "OperationOutcome", "issue": [{"severity": severity, "code": code, "details": details}]}
+    found: dict[str, Any] = {"severity": severity, "code": code, "details": details}
+    if expression is not None:
+        found["expression"] = [expression]
+    return found
+
+
+def operation_outcome(text: str, code: str, tx_code: str | None, severity: str = "error") -> dict[str, Any]:
+    return {"resourceType": "OperationOutcome", "issue": [issue(text, code, tx_code, severity)]}

@@ -90,6 +90,10 @@ class OperationParams:
             raise InvalidParameter(f"{name}: given {len(values)} times, allowed once")
         return values[0] if values else None
 
+    def value(self, name: str) -> Any:
+        """The value of ``name`` as given (at most once), of any type."""
+        return self._one(name)
+
     def text(self, name: str) -> str | None:
         value = self._one(name)
         if value is not None and not isinstance(value, str):
@@ -141,18 +145,33 @@ class OperationParams:
             raise InvalidParameter(f"{name}: expected a language tag such as en or en-US (got {value!r})")
         return value
 
-    def coding(self, code_name: str, system_name: str, coding_name: str = "coding") -> Coding | None:
+    def coding(
+        self, code_name: str, system_name: str, coding_name: str = "coding", version_name: str = "version"
+    ) -> Coding | None:
         """A coding given as ``coding`` (POST), or as separate code, system, version and display."""
         value = self._one(coding_name)
         if value is not None:
-            if not isinstance(value, dict) or not isinstance(value.get("code"), str):
-                raise InvalidParameter(f"{coding_name}: expected a Coding with a code", coding_name)
-            for element in ("system", "version", "display"):
-                if not isinstance(value.get(element, ""), str):
-                    param = f"{coding_name}.{element}"
-                    raise InvalidParameter(f"{param}: expected a string (got {_kind(value[element])})", param)
-            return Coding(value.get("system"), value["code"], value.get("version"), value.get("display"))
+            return _coding(coding_name, value)
         code = self.text(code_name)
         if not code:
             return None
-        return Coding(self.text(system_name), code, self.text("version"), self.text("display"))
+        return Coding(self.text(system_name), code, self.text(version_name), self.text("display"))
+
+    def codeable_concept(self, name: str = "codeableConcept") -> list[Coding] | None:
+        """The codings of a CodeableConcept (POST), at least one."""
+        value = self._one(name)
+        if value is None:
+            return None
+        codings = value.get("coding") if isinstance(value, dict) else None
+        if not isinstance(codings, list) or not codings:
+            raise InvalidParameter(f"{name}: expected a CodeableConcept with a coding", name)
+        return [_coding(f"{name}.coding.{number}", coding) for number, coding in enumerate(codings)]
+
+
+def _coding(param: str, value: Any) -> Coding:
+    if not isinstance(value, dict) or not isinstance(value.get("code"), str):
+        raise InvalidParameter(f"{param}: expected a Coding with a code", param)
+    for element in ("system", "version", "display"):
+        if not isinstance(value.get(element, ""), str):
+            raise InvalidParameter(f"{param}.{element}: expected a string (got {_kind(value[element])})", f"{param}.{element}")
+    return Coding(value.get("system"), value["code"], value.get("version"), value.get("display"))

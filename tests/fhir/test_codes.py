@@ -1,5 +1,5 @@
-"""CodeSystem/$lookup, CodeSystem/$validate-code and ValueSet/$validate-code: answers checked
-against the toy records, negative validations as 200 result=false, errors as OperationOutcomes."""
+"""CodeSystem/$lookup: answers checked against the toy records, errors as OperationOutcomes
+($validate-code: test_validate.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.fhir.conftest import TOY_VS, TX, outcome, out, parameters, resource
+from tests.fhir.conftest import outcome, out, resource
 from tests.toy import TOY, TOYICD, toy_concepts
 
 LOOKUP = "/fhir/CodeSystem/$lookup"
-CS_VALIDATE = "/fhir/CodeSystem/$validate-code"
-VS_VALIDATE = "/fhir/ValueSet/$validate-code"
 TOY_CONCEPTS = {concept.code: concept for concept in toy_concepts()}
 
 
@@ -68,78 +66,3 @@ def test_lookup_by_post_coding_with_a_property_filter(client: TestClient) -> Non
 )
 def test_lookup_errors(client: TestClient, params: dict, status: int, code: str, tx_code: str, text: str) -> None:
     outcome(client.get(LOOKUP, params=params), status, code, tx_code, text)
-
-
-def _result(response: Any) -> tuple[bool, dict[str, list[Any]]]:
-    body = resource(response, "Parameters")
-    named = {p["name"]: out(body, p["name"]) for p in body["parameter"]}
-    return named["result"][0], named
-
-
-def _issue_code(named: dict[str, list[Any]]) -> str:
-    details = named["issues"][0]["issue"][0]["details"]
-    assert details["coding"][0]["system"] == TX
-    return details["coding"][0]["code"]
-
-
-@pytest.mark.parametrize("display", [None, "Tachycardia", "fast HEART rate"])
-def test_code_system_validate_code_accepts_a_code_with_any_of_its_labels(
-    client: TestClient, display: str | None
-) -> None:
-    params = {"url": TOY.uri, "code": "T:2"} | ({"display": display} if display else {})
-    result, named = _result(client.get(CS_VALIDATE, params=params))
-    assert result is True
-    assert named["display"] == ["Tachycardia"] and named["version"] == [TOY.version]
-
-
-@pytest.mark.parametrize(
-    ("params", "tx_code", "message"),
-    [
-        ({"url": TOY.uri, "code": "T:99"}, "invalid-code", f"unknown code 'T:99' in {TOY.uri} version {TOY.version}"),
-        ({"url": TOY.uri, "code": "T:2", "display": "Slow heart"}, "invalid-display",
-         f"wrong display 'Slow heart' for {TOY.uri}#T:2: it is 'Tachycardia'"),
-        ({"url": TOY.uri, "code": "T:2", "version": "1999"}, "not-found",
-         f"version '1999' of {TOY.uri} is not loaded; loaded: {TOY.version}"),
-    ],
-)
-def test_code_system_validate_code_negative_answers_are_200(
-    client: TestClient, params: dict, tx_code: str, message: str
-) -> None:
-    result, named = _result(client.get(CS_VALIDATE, params=params))
-    assert result is False
-    assert named["message"] == [message]
-    assert _issue_code(named) == tx_code
-    assert named["issues"][0]["issue"][0]["details"]["text"] == message
-
-
-def test_inactive_code_validates_and_says_so(client: TestClient) -> None:
-    result, named = _result(client.get(CS_VALIDATE, params={"url": TOY.uri, "code": "T:6"}))
-    assert (result, named["inactive"]) == (True, [True])
-
-
-def test_value_set_validate_code_follows_the_subtree(client: TestClient) -> None:
-    subtree = f"{TOY.uri}?fhir_vs=isa/T:1"
-    inside, _ = _result(client.get(VS_VALIDATE, params={"url": subtree, "system": TOY.uri, "code": "T:3"}))
-    assert inside is True
-    result, named = _result(client.get(VS_VALIDATE, params={"url": subtree, "system": TOY.uri, "code": "T:4"}))
-    assert result is False and _issue_code(named) == "not-in-vs"
-    assert named["message"] == [f"{TOY.uri}#T:4 is not in the value set {subtree}"]
-    body = parameters({"url": {"valueUri": TOY_VS}, "coding": {"valueCoding": {"system": TOYICD.uri, "code": "I10"}}})
-    result, named = _result(client.post(VS_VALIDATE, json=body))
-    assert result is False and _issue_code(named) == "not-in-vs"
-
-
-@pytest.mark.parametrize(
-    ("path", "params", "status", "code", "tx_code", "text"),
-    [
-        (VS_VALIDATE, {"system": TOY.uri, "code": "T:2"}, 400, "invalid", "invalid-data", "url: required"),
-        (VS_VALIDATE, {"url": TOY_VS, "code": "T:2"}, 400, "invalid", "invalid-data", "system: required with code"),
-        (CS_VALIDATE, {"code": "T:2"}, 400, "invalid", "invalid-data", "url: required (or a coding with a system)"),
-        (CS_VALIDATE, {"url": "http://example.org/none", "code": "T:2"}, 404, "not-found", "not-found",
-         "code system 'http://example.org/none' is not loaded; loaded: http://example.org/toy, http://example.org/toyicd"),
-    ],
-)
-def test_validate_code_errors(
-    client: TestClient, path: str, params: dict, status: int, code: str, tx_code: str, text: str
-) -> None:
-    outcome(client.get(path, params=params), status, code, tx_code, text)

@@ -23,12 +23,13 @@ from app.api.fhir_schema import get_operation, post_operation
 from app.api.http import Route, read_json
 from app.errors import Unavailable
 from app.fhir import capabilities
-from app.fhir.codes import lookup, validate_in_code_system, validate_in_value_set
+from app.fhir.codes import lookup
 from app.fhir.context import FhirContext
 from app.fhir.expand import expand
 from app.fhir.outcome import FHIR_JSON
 from app.fhir.params import OperationParams
 from app.fhir.translate import translate
+from app.fhir.validate import validate_in_code_system, validate_in_value_set
 
 router = APIRouter(prefix="/fhir", tags=["fhir"], route_class=Route, responses=FHIR_ERROR_RESPONSES)
 _context_lock = threading.Lock()

@@ -1,0 +1,194 @@
+"""``CodeSystem/$validate-code`` and ``ValueSet/$validate-code`` (FHIR R4).
+
+The code comes as ``code`` (with ``system``, and ``version`` for a code system or
+``systemVersion`` for a value set, and ``display``), as a ``coding``, or as a ``codeableConcept``
+(valid when one of its codings is). Every answer about the code is a 200 Parameters with
+``result``: false for a code without a system, an unknown code system or version, an unknown code,
+a code outside the value set, a wrong display, an inactive code with ``activeOnly=true`` and an
+abstract code (an ICD-10-CM chapter or block) with ``abstract=false``; an inactive code is valid
+with a warning. Each reason is an issue of ``issues`` (an OperationOutcome) whose ``expression``
+names the input element (``code``, ``Coding.display``, ``CodeableConcept.coding[1].system``), and
+``message`` joins their texts. An unknown code system, or version, to validate against adds
+``x-caused-by-unknown-system`` (as HL7's terminology test suite expects). Only missing or malformed
+parameters and an unknown value set are errors (4xx OperationOutcomes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.errors import InvalidParameter
+from app.fhir.context import FhirContext
+from app.fhir.designations import displays
+from app.fhir.outcome import issue
+from app.fhir.params import Coding, OperationParams
+from app.fhir.valuesets import ValueSetRef, parse_value_set
+from indexer.bundle import CatalogConcept, SystemRange
+
+
+@dataclass(frozen=True)
+class _Given:
+    """A coding to validate, and where it is in the request (for issue expressions)."""
+
+    coding: Coding
+    path: str | None  # "Coding", "CodeableConcept.coding[0]"; None: the code/system parameters
+
+    def at(self, element: str) -> str:
+        return element if self.path is None else f"{self.path}.{element}"
+
+    @property
+    def whole(self) -> str:
+        return self.path or "code"
+
+
+@dataclass(frozen=True)
+class _Rules:
+    value_set: ValueSetRef | None  # None: validate against a code system
+    default_system: str | None  # the code system's url, or the value set's system with inferSystem
+    active_only: bool
+    abstract_allowed: bool
+
+
+@dataclass
+class _Check:
+    given: _Given
+    uri: str | None  # the coding's system, else the default one
+    issues: list[dict[str, Any]] = field(default_factory=list)
+    system: SystemRange | None = None
+    concept: CatalogConcept | None = None
+    unknown_system: str | None = None  # canonical of the system (|version) that could not be found
+
+    @property
+    def valid(self) -> bool:
+        return not any(found["severity"] == "error" for found in self.issues)
+
+    def error(self, text: str, code: str, tx_code: str, expression: str) -> None:
+        self.issues.append(issue(text, code, tx_code, "error", expression))
+
+
+def validate_in_code_system(context: FhirContext, params: OperationParams) -> dict[str, Any]:
+    givens = _givens(params, "version")
+    url = params.text("url") or givens[0].coding.system
+    if not url:
+        raise InvalidParameter("url: required (or a coding with a system)")
+    rules = _rules(params, None, url)
+    checks = [_check(context, given, rules) for given in givens]
+    return _answer(checks, params, rules)
+
+
+def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict[str, Any]:
+    value_set = parse_value_set(context, params.required_text("url"))
+    givens = _givens(params, "systemVersion")
+    rules = _rules(params, value_set, value_set.system.uri if params.boolean("inferSystem") else None)
+    checks = [_check(context, given, rules) for given in givens]
+    return _answer(checks, params, rules)
+
+
+def _rules(params: OperationParams, value_set: ValueSetRef | None, default_system: str | None) -> _Rules:
+    abstract = params.boolean("abstract")
+    return _Rules(value_set, default_system, bool(params.boolean("activeOnly")), abstract is not False)
+
+
+def _givens(params: OperationParams, version_name: str) -> list[_Given]:
+    codings = params.codeable_concept()
+    if codings is not None:
+        return [_Given(coding, f"CodeableConcept.coding[{number}]") for number, coding in enumerate(codings)]
+    coding = params.coding("code", "system", version_name=version_name)
+    if coding is None:
+        raise InvalidParameter("code: required (or coding, or codeableConcept)")
+    return [_Given(coding, "Coding" if params.value("coding") is not None else None)]
+
+
+def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
+    """The issues of one coding, against the code system or the value set of ``rules``."""
+    coding, value_set = given.coding, rules.value_set
+    uri = coding.system or rules.default_system
+    check = _Check(given, uri)
+    if rules.value_set is None and coding.system and coding.system != rules.default_system:
+        text = f"the coding's system {coding.system} is not {rules.default_system}"
+        check.error(text, "invalid", "invalid-data", given.at("system"))
+        return check
+    if not uri:
+        text = "a code without a system has no defined meaning and cannot be validated; give its system"
+        check.issues.append(issue(text, "invalid", "invalid-data", "warning", given.whole))
+    system = context.system_or_none(uri)
+    if value_set is not None and (system is None or system != value_set.system):
+        text = f"{uri or ''}#{coding.code} is not in the value set {value_set.url}"
+        check.error(text, "code-invalid", "not-in-vs", given.at("code"))
+    if uri and system is None:
+        loaded = ", ".join(s.uri for s in context.bundle.systems.values())
+        text = f"code system {uri!r} is not loaded, so the code cannot be validated; loaded: {loaded}"
+        check.error(text, "not-found", "not-found", given.at("system"))
+        check.unknown_system = uri if value_set is None else None
+    if system is None or not check.valid:
+        return check
+    check.system = system
+    if coding.version and coding.version != system.version:
+        text = f"version {coding.version!r} of {system.uri} is not loaded; loaded: {system.version}"
+        check.error(text, "not-found", "not-found", given.at("system"))
+        check.unknown_system = f"{system.uri}|{coding.version}"
+        return check
+    row = context.bundle.concept_index(system.key, coding.code)
+    if row is None:
+        text = f"unknown code {coding.code!r} in {system.uri} version {system.version}"
+        check.error(text, "code-invalid", "invalid-code", given.at("code"))
+        return check
+    concept = check.concept = context.concept(row)
+    ref = f"{system.uri}#{concept.code}"
+    if value_set is not None and row not in value_set:
+        check.error(f"{ref} is not in the value set {value_set.url}", "code-invalid", "not-in-vs", given.at("code"))
+    if not concept.active:
+        text = f"{ref} is inactive; its use should be reviewed"
+        check.issues.append(issue(text, "business-rule", "code-comment", "warning", given.whole))
+        if rules.active_only:
+            check.error(f"{ref} is inactive, and activeOnly asks for active codes", "business-rule", "code-rule", given.at("code"))
+    if concept.grouping and not rules.abstract_allowed:
+        text = f"{ref} is abstract (a {concept.kind}), and not allowed in this context"
+        check.error(text, "business-rule", "code-rule", given.at("code"))
+    if coding.display:
+        detail = context.detail(system, concept.code)
+        valid = displays(detail.concept) if detail is not None else {concept.display.casefold()}
+        if coding.display.casefold() not in valid:
+            text = f"wrong display {coding.display!r} for {ref}: it is {concept.display!r}"
+            check.error(text, "invalid", "invalid-display", given.at("display"))
+    return check
+
+
+def _answer(checks: list[_Check], params: OperationParams, rules: _Rules) -> dict[str, Any]:
+    """``result`` and what is known of the valid coding (a CodeableConcept: the first valid one),
+    else of the one coding given; ``message`` and ``issues`` when there are issues."""
+    chosen = next((check for check in checks if check.valid), None)
+    concept_given = params.value("codeableConcept")
+    issues = chosen.issues if chosen is not None else [found for check in checks for found in check.issues]
+    if chosen is None and concept_given is not None and rules.value_set is not None:
+        text = f"no coding of the CodeableConcept is in the value set {rules.value_set.url}"
+        issues.insert(0, issue(text, "code-invalid", "not-in-vs"))
+    if chosen is None and concept_given is None:
+        chosen = checks[0]
+    out: list[dict[str, Any]] = [{"name": "result", "valueBoolean": chosen is not None and chosen.valid}]
+    if issues:
+        out.append({"name": "message", "valueString": "; ".join(found["details"]["text"] for found in issues)})
+    if chosen is not None:
+        out += _coding_out(chosen)
+    if concept_given is not None:
+        out.append({"name": "codeableConcept", "valueCodeableConcept": concept_given})
+    if issues:
+        out.append({"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": issues}})
+    return {"resourceType": "Parameters", "parameter": out}
+
+
+def _coding_out(check: _Check) -> list[dict[str, Any]]:
+    coding, system, concept = check.given.coding, check.system, check.concept
+    out: list[dict[str, Any]] = [{"name": "code", "valueCode": concept.code if concept else coding.code}]
+    if check.uri:
+        out.append({"name": "system", "valueUri": check.uri})
+    if system is not None:
+        out.append({"name": "version", "valueString": coding.version or system.version})
+    if concept is not None:
+        out.append({"name": "display", "valueString": concept.display})
+        if not concept.active:
+            out.append({"name": "inactive", "valueBoolean": True})
+    if check.unknown_system is not None:
+        out.append({"name": "x-caused-by-unknown-system", "valueCanonical": check.unknown_system})
+    return out
