@@ -1,12 +1,17 @@
 """``ConceptMap/$translate``: stored mappings first, then semantic candidates.
 
-- Stored: the concept's xrefs (HPO carries ``UMLS:C…``, ``SNOMEDCT_US:…``; ``equivalent``) and
-  SNOMED CT historical associations (``same_as``/``replaced_by`` ``equivalent``,
-  ``possibly_equivalent_to`` ``inexact``, ``was_a`` ``wider``, others ``relatedto``).
+- Stored, as the relationship the source states: SNOMED CT historical associations
+  (``same_as``/``replaced_by`` ``equivalent``, ``possibly_equivalent_to`` ``inexact``, ``was_a``
+  ``wider``, others ``relatedto``), and the concept's xrefs (HPO carries ``UMLS:C…``,
+  ``SNOMEDCT_US:…``), ``relatedto``: an xref states no relationship, except in the UMLS-wide
+  system, whose xrefs are the codes of the concept's own atoms (``equivalent``).
 - Aligned: the concepts the build aligned with it (``indexer.knowledge.alignment``): ``equivalent``
   at score 0.95 or more (a preferred name on either side), else ``inexact``; evidence in an extension.
 - Semantic: the concepts of the target that the ranking core puts first for the source's labels
   (as ``/similar``), as ``relatedto`` (unreviewed), each with its confidence (extension ``SCORE``).
+
+``result`` is true when there is a stored or aligned match; semantic candidates alone leave it
+false (with a ``message``), as they are unreviewed.
 
 The target is ``targetsystem`` (a code system URI) or ``target`` (a value set URL, e.g. a
 subtree); without either, every loaded system but the source's gets semantic candidates.
@@ -41,6 +46,8 @@ ASSOCIATION_EQUIVALENCE = {
     "possibly_equivalent_to": "inexact",
     "was_a": "wider",
 }
+# Systems whose xrefs state synonymy: the UMLS-wide system's are the codes of the CUI's own atoms.
+SYNONYMOUS_XREFS = frozenset({"umls"})
 
 
 @dataclass(frozen=True)
@@ -85,14 +92,17 @@ def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
             equivalence = "equivalent" if aligned.score >= 0.95 else "inexact"
             evidence = f"{aligned.method} alignment: {aligned.evidence}"
             matches.setdefault((uri, other.code), _match(context, uri, other.code, equivalence, aligned.score, evidence))
+    reviewed = len(matches)
     for system in [target.system] if target.system else [s for s in context.bundle.systems.values() if s != source]:
         for hit in _semantic(context, system, target.value_set, row):
             code = context.concept(hit.concept).code
             matches.setdefault((system.uri, code), _match(context, system.uri, code, "relatedto", hit.score))
 
-    out: list[dict[str, Any]] = [{"name": "result", "valueBoolean": bool(matches)}]
-    if not matches:
-        out.append({"name": "message", "valueString": f"no mapping or candidate for {source.uri}#{coding.code}"})
+    out: list[dict[str, Any]] = [{"name": "result", "valueBoolean": reviewed > 0}]
+    if not reviewed:
+        candidates = f"{len(matches)} unreviewed semantic candidates" if matches else "no semantic candidate"
+        text = f"no stored mapping or alignment for {source.uri}#{coding.code}; {candidates}"
+        out.append({"name": "message", "valueString": text})
     out += matches.values()
     return {"resourceType": "Parameters", "parameter": out}
 
@@ -111,14 +121,15 @@ def _stored(
 ) -> list[tuple[str, str, str]]:
     """(system uri, code, equivalence) of the concept's xrefs and historical associations."""
     found = []
+    stated = "equivalent" if source.key in SYNONYMOUS_XREFS else "relatedto"
     for xref in xrefs:
         prefix, _, local = xref.partition(":")
         systems = context.bundle.systems.values()
         loaded = next((s for s in systems if context.bundle.concept_index(s.key, xref) is not None), None)
         if loaded is not None:  # an OBO-style id of a loaded system, e.g. HP:0001649
-            found.append((loaded.uri, xref, "equivalent"))
+            found.append((loaded.uri, xref, stated))
         elif prefix.upper() in XREF_SYSTEMS and local:
-            found.append((XREF_SYSTEMS[prefix.upper()], local, "equivalent"))
+            found.append((XREF_SYSTEMS[prefix.upper()], local, stated))
     for name, codes in associations.items():
         found += [(source.uri, code, ASSOCIATION_EQUIVALENCE.get(name, "relatedto")) for code in codes]
     return found

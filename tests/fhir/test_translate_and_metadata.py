@@ -10,7 +10,9 @@ from fastapi.testclient import TestClient
 from app.fhir.expand import SCORE
 from app.main import create_app
 from indexer.encoders import FakeEncoder
+from indexer.pipeline import build_bundle
 from indexer.settings import FhirSettings, Settings
+from indexer.store import StoreReader
 from app.fhir.translate import XREF_SYSTEMS
 from tests.fhir.conftest import outcome, out, resource
 from tests.toy import TOY, TOYICD, toy_concepts
@@ -31,15 +33,37 @@ def matches(body: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def test_stored_xrefs_come_first_then_semantic_candidates(client: TestClient) -> None:
     body = resource(client.get(TRANSLATE, params={"system": TOY.uri, "code": "T:2"}), "Parameters")
-    assert out(body, "result") == [True]
+    assert out(body, "result") == [True] and out(body, "message") == []
     found = matches(body)
     prefix, _, code = TOY_CONCEPTS["T:2"].xrefs[0].partition(":")
-    assert found[0] == ("equivalent", XREF_SYSTEMS[prefix], code)
+    assert found[0] == ("relatedto", XREF_SYSTEMS[prefix], code)  # an OBO xref states no relationship
     semantic = found[1:]
     assert semantic and {(eq, system) for eq, system, _ in semantic} == {("relatedto", TOYICD.uri)}
     scores = [m["extension"][0] for m in body["parameter"] if m["name"] == "match" and "extension" in m]
     assert [s["url"] for s in scores] == [SCORE] * len(semantic)
     assert [s["valueDecimal"] for s in scores] == sorted((s["valueDecimal"] for s in scores), reverse=True)
+
+
+def test_semantic_candidates_alone_never_make_a_translation(client: TestClient) -> None:
+    params = {"system": TOY.uri, "code": "T:2", "targetsystem": TOYICD.uri}
+    body = resource(client.get(TRANSLATE, params=params), "Parameters")
+    found = matches(body)
+    assert found and {eq for eq, _, _ in found} == {"relatedto"}
+    assert out(body, "result") == [False]
+    assert out(body, "message") == [
+        f"no stored mapping or alignment for {TOY.uri}#T:2; {len(found)} unreviewed semantic candidates"
+    ]
+
+
+def test_an_alignment_makes_a_translation(built: Settings, toy_reader: StoreReader) -> None:
+    built.knowledge.align = [("toy", "toyicd")]
+    build_bundle(built, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    params = {"system": TOY.uri, "code": "T:2", "targetsystem": TOYICD.uri}
+    with TestClient(create_app(built, encoder=FakeEncoder(32))) as client:
+        body = resource(client.get(TRANSLATE, params=params), "Parameters")
+    assert out(body, "result") == [True] and out(body, "message") == []
+    assert matches(body)[0] == ("equivalent", TOYICD.uri, "R00.0")
+    assert {eq for eq, _, _ in matches(body)[1:]} == {"relatedto"}
 
 
 def test_target_system_keeps_only_its_codes_and_never_the_source(client: TestClient) -> None:
