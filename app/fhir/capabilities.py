@@ -1,5 +1,10 @@
 """``GET /fhir/metadata``: the CapabilityStatement, or with ``mode=terminology`` the
-TerminologyCapabilities (code systems and versions, expansion parameters, text filter)."""
+TerminologyCapabilities (code systems and versions, expansion parameters, text filter).
+
+Both describe this instance (``kind`` instance, with ``implementation``): their canonical ``url``
+and the implementation's ``url`` come from the configured public base (``TERMSEARCH_FHIR__BASE_URL``),
+never from the request's Host; without one, the canonical url is a URN and the implementation has
+no url."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from indexer.bundle import SystemRange
 
 FHIR_VERSION = "4.0.1"
 SOFTWARE = {"name": "termsearch", "version": "0.1.0"}
+IMPLEMENTATION = "termsearch semantic terminology server"
 OPERATIONS = {
     "CodeSystem": ("lookup", "validate-code"),
     "ValueSet": ("expand", "validate-code"),
@@ -39,9 +45,26 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _describing(resource_type: str, title: str, base_url: str | None, path: str) -> dict[str, Any]:
+    """The metadata elements the two resources share: url, version, name, title, status, date,
+    kind, software and implementation."""
+    url = f"{base_url.rstrip('/')}/{path}" if base_url else f"urn:termsearch:fhir:{resource_type}"
+    implementation = {"description": IMPLEMENTATION} | ({"url": base_url} if base_url else {})
+    return {
+        "resourceType": resource_type,
+        "url": url,
+        "version": SOFTWARE["version"],
+        "name": f"Termsearch{resource_type}",
+        "title": title,
+        "status": "active",
+        "date": _now(),
+        "kind": "instance",
+        "software": SOFTWARE,
+        "implementation": implementation,
+    }
+
+
 def capability_statement(base_url: str | None) -> dict[str, Any]:
-    """``base_url``: the configured public FHIR base (``TERMSEARCH_FHIR__BASE_URL``), never the
-    request's Host; without one the implementation has no url."""
     resources = [
         {
             "type": kind,
@@ -52,27 +75,17 @@ def capability_statement(base_url: str | None) -> dict[str, Any]:
         }
         for kind, names in OPERATIONS.items()
     ]
-    return {
-        "resourceType": "CapabilityStatement",
-        "status": "active",
-        "date": _now(),
-        "kind": "instance",
+    return _describing("CapabilityStatement", "termsearch FHIR terminology server", base_url, "metadata") | {
         "instantiates": ["http://hl7.org/fhir/CapabilityStatement/terminology-server"],
-        "software": SOFTWARE,
-        "implementation": {"description": "termsearch semantic terminology server"} | ({"url": base_url} if base_url else {}),
         "fhirVersion": FHIR_VERSION,
         "format": ["json"],
         "rest": [{"mode": "server", "resource": resources}],
     }
 
 
-def terminology_capabilities(systems: Iterable[SystemRange]) -> dict[str, Any]:
-    return {
-        "resourceType": "TerminologyCapabilities",
-        "status": "active",
-        "date": _now(),
-        "kind": "instance",
-        "software": SOFTWARE,
+def terminology_capabilities(systems: Iterable[SystemRange], base_url: str | None) -> dict[str, Any]:
+    title = "termsearch terminology capabilities"
+    return _describing("TerminologyCapabilities", title, base_url, "metadata?mode=terminology") | {
         "codeSystem": [
             {
                 "uri": system.uri,

@@ -104,18 +104,33 @@ def test_capability_statement_lists_the_operations(client: TestClient) -> None:
         ("CodeSystem", "lookup"), ("CodeSystem", "validate-code"), ("ValueSet", "expand"),
         ("ValueSet", "validate-code"), ("ConceptMap", "translate"),
     }
-    assert body["fhirVersion"] == "4.0.1" and "url" not in body["implementation"]  # never the Host header
+    assert body["fhirVersion"] == "4.0.1"
+    assert (body["url"], body["version"], body["name"], body["title"]) == (
+        "urn:termsearch:fhir:CapabilityStatement", "0.1.0", "TermsearchCapabilityStatement", "termsearch FHIR terminology server"
+    )
+    assert body["implementation"] == {"description": "termsearch semantic terminology server"}  # never the Host header
 
 
-def test_capability_statement_names_the_configured_base_url_never_the_host(built: Settings) -> None:
+def test_metadata_names_the_configured_base_url_never_the_host(built: Settings) -> None:
     settings = built.model_copy(update={"fhir": FhirSettings(base_url="https://tx.example.org/fhir")})
     with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
-        body = resource(client.get("/fhir/metadata", headers={"Host": "evil.example"}), "CapabilityStatement")
-    assert body["implementation"]["url"] == "https://tx.example.org/fhir"
+        statement = resource(client.get("/fhir/metadata", headers={"Host": "evil.example"}), "CapabilityStatement")
+        terminology = resource(
+            client.get("/fhir/metadata", params={"mode": "terminology"}, headers={"Host": "evil.example"}),
+            "TerminologyCapabilities",
+        )
+    assert statement["url"] == "https://tx.example.org/fhir/metadata"
+    assert terminology["url"] == "https://tx.example.org/fhir/metadata?mode=terminology"
+    assert statement["implementation"]["url"] == terminology["implementation"]["url"] == "https://tx.example.org/fhir"
 
 
 def test_terminology_capabilities_list_systems_and_expansion_parameters(client: TestClient) -> None:
     body = resource(client.get("/fhir/metadata", params={"mode": "terminology"}), "TerminologyCapabilities")
+    assert body["kind"] == "instance"  # so implementation is present (tcp-3)
+    assert body["implementation"] == {"description": "termsearch semantic terminology server"}
+    assert (body["url"], body["version"], body["name"]) == (
+        "urn:termsearch:fhir:TerminologyCapabilities", "0.1.0", "TermsearchTerminologyCapabilities"
+    )
     assert [(cs["uri"], cs["version"][0]["code"]) for cs in body["codeSystem"]] == [
         (TOY.uri, TOY.version), (TOYICD.uri, TOYICD.version)
     ]

@@ -118,5 +118,6 @@ def metadata(
         service = request.app.state.service
         if service is None:
             raise Unavailable(f"no search bundle is loaded: {request.app.state.bundle_error}")
-        return fhir_response(capabilities.terminology_capabilities(service.bundle.systems.values()))
+        systems = service.bundle.systems.values()
+        return fhir_response(capabilities.terminology_capabilities(systems, settings.fhir.base_url))
     return fhir_response(capabilities.capability_statement(settings.fhir.base_url))
