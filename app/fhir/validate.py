@@ -159,7 +159,7 @@ def _answer(checks: list[_Check], params: OperationParams, rules: _Rules) -> dic
     """``result`` and what is known of the valid coding (a CodeableConcept: the first valid one),
     else of the one coding given; ``message`` and ``issues`` when there are issues."""
     chosen = next((check for check in checks if check.valid), None)
-    concept_given = params.value("codeableConcept")
+    concept_given = _codeable_concept(params, [check.given.coding for check in checks])
     issues = chosen.issues if chosen is not None else [found for check in checks for found in check.issues]
     if chosen is None and concept_given is not None and rules.value_set is not None:
         text = f"no coding of the CodeableConcept is in the value set {rules.value_set.url}"
@@ -176,6 +176,18 @@ def _answer(checks: list[_Check], params: OperationParams, rules: _Rules) -> dic
     if issues:
         out.append({"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": issues}})
     return {"resourceType": "Parameters", "parameter": out}
+
+
+def _codeable_concept(params: OperationParams, codings: list[Coding]) -> dict[str, Any] | None:
+    """The CodeableConcept given, as read (its codings' system, version, code, display, and text)."""
+    given = params.value("codeableConcept")
+    if given is None:
+        return None
+    elements = ("system", "version", "code", "display")
+    concept: dict[str, Any] = {"coding": [{e: getattr(c, e) for e in elements if getattr(c, e)} for c in codings]}
+    if isinstance(given.get("text"), str) and given["text"]:
+        concept["text"] = given["text"]
+    return concept
 
 
 def _coding_out(check: _Check) -> list[dict[str, Any]]:
