@@ -13,7 +13,6 @@ finds a misspelling). The rewritten text is ranked by :meth:`SearchService.rank`
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -61,21 +60,19 @@ class Autocomplete:
         # completion goes with them, the fragment stays as typed ("can't hear" is no "heart").
         # Alone, a fragment becomes its most common completion in the scope ("tachyc").
         if finished_words := words(finished):
-            best = self._with_finished(options, finished_words, everywhere) or partial
+            best = self._with_finished(partial, finished_words, everywhere) or partial
         else:
             best = partial if partial in vocabulary else options[0]
         return f"{finished} {best}".strip()
 
-    def _with_finished(self, options: Sequence[str], finished: list[str], ranges: tuple[tuple[int, int], ...]) -> str | None:
-        """The option held by most labels in ``ranges`` that also hold every finished word."""
+    def _with_finished(self, partial: str, finished: list[str], ranges: tuple[tuple[int, int], ...]) -> str | None:
+        """The completion of ``partial`` held by most labels in ``ranges`` that also hold every
+        finished word."""
         vocabulary = self.service.vocabulary
         labels = vocabulary.labels_with(finished[0])
         for word in finished[1:]:
             labels = np.intersect1d(labels, vocabulary.labels_with(word), assume_unique=True)
-        labels = labels[_inside(labels, ranges)]
-        counts = {option: vocabulary.cooccurring(option, labels) for option in options}
-        best = max(options, key=counts.__getitem__)
-        return best if counts[best] else None
+        return vocabulary.completions_among(partial, labels[_inside(labels, ranges)])
 
     def rank(self, text: str, scope: Scope, k: int, min_confidence: float = 0.0) -> Ranking:
         return self.service.rank(self.rewrite(text, scope), scope, k, Mode.HYBRID, min_confidence)

@@ -17,7 +17,8 @@ vocabulary and a close word exists, the corrected query is searched too and offe
 ``suggestion``. When the query is exactly a name of a concept of another loaded terminology
 than those searched ("heart attack", a layperson synonym of HPO's *Myocardial infarction*,
 searched in ICD-10-CM), that concept's preferred name is searched too (a *bridge*), and rows it
-finds say so ("via HPO HP:0001658 Myocardial infarction: 'Heart attack'").
+finds say so ("via HPO HP:0001658 Myocardial infarction: 'Heart attack'"); a lay "cannot X"
+("can't hear") is also searched as the terminologies word it (:mod:`app.search.lay`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from indexer.encoders import Encoder
 from indexer.lexical.normalise import fold, label_key, tokens, words
 from indexer.settings import SearchSettings
 
+from app.search import lay
 from app.search.confidence import FEATURES, Calibration
 from app.search.scope import Scope
 from app.search.vocabulary import Vocabulary
@@ -172,7 +174,11 @@ class SearchService:
         mask = scope.mask(self.bundle)
         corrections = [self.correct(query) for query in queries]
         bridging = self.settings.bridges and mode is not Mode.LEXICAL
-        bridges = [self.bridges(query, scope) if bridging else [] for query in queries]
+        bridges = [
+            [*self.bridges(query, scope), *((text, f"lay wording read as '{text}'") for text in lay.rewrites(query))]
+            if bridging else []
+            for query in queries
+        ]
         rewrites = [c for c in corrections if c] + [text for found in bridges for text, _ in found]
         texts = list(dict.fromkeys([*queries, *rewrites])) if mode is not Mode.LEXICAL else []
         vectors = dict(zip(texts, self.encode(texts), strict=True))

@@ -67,9 +67,15 @@ class Vocabulary:
                 break
         return tuple(chosen.values())
 
-    def cooccurring(self, word: str, labels: np.ndarray) -> int:
-        """How many of ``labels`` (sorted label ids) hold ``word``."""
-        return int(np.isin(self.labels_with(word), labels, assume_unique=True).sum())
+    def completions_among(self, prefix: str, labels: np.ndarray, limit: int = 2000) -> str | None:
+        """The word starting with ``prefix`` held by most of ``labels`` (sorted label ids), or
+        None when none is (or more than ``limit`` words start with it: too short to tell)."""
+        lo, hi = bisect_left(self._words, prefix), bisect_left(self._words, prefix + "\U0010ffff")
+        if not labels.size or hi - lo > limit:
+            return None
+        counts = {i: int(np.isin(self._postings[i], labels, assume_unique=True).sum()) for i in range(lo, hi)}
+        best = max(counts, key=counts.__getitem__, default=None)
+        return self._words[best] if best is not None and counts[best] else None
 
     def _correction(self, word: str) -> str | None:
         """The closest known word to an unknown one ("pnemonia" → "pneumonia"), or None; for
