@@ -245,7 +245,8 @@ class JobRunner:
             batch = resolved.sources[done : done + size]
             if (service := self._current(job)) is not matcher.service:  # a reloaded copy of the same bundle
                 matcher = Matcher(service)
-            results = matcher.match(batch, resolved.target, job.request.k, job.request.min_score, job.request.mode)
+            request = job.request
+            results = matcher.match(batch, resolved.target, request.k, request.min_score, request.mode, request.min_confidence)
             self.store.save_chunk(job_id, seq, len(batch), results_to_json(results))
             seq, done = seq + 1, done + len(batch)
         self.store.set_status(job_id, DONE)

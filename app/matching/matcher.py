@@ -51,10 +51,13 @@ class Matcher:
         self.service = service
 
     def match(
-        self, sources: Sequence[Source], target: Target, k: int, min_score: float, mode: MatchMode
+        self, sources: Sequence[Source], target: Target, k: int, min_score: float, mode: MatchMode, min_confidence: float = 0.0
     ) -> list[SourceMatches]:
-        """Candidates of every source, best first, ``score >= min_score``, at most ``k``."""
-        return [self._answer(source, self._matches(source, target, k, mode), k, min_score) for source in sources]
+        """Candidates of every source, best first, ``score >= min_score`` and ``confidence >=
+        min_confidence``, at most ``k``."""
+        return [
+            self._answer(source, self._matches(source, target, k, mode), k, min_score, min_confidence) for source in sources
+        ]
 
     def _matches(self, source: Source, target: Target, k: int, mode: MatchMode) -> list[LabelMatch]:
         own = frozenset() if source.concept is None else frozenset({source.concept})
@@ -69,8 +72,10 @@ class Matcher:
         ]
         return sorted(rescored, key=lambda m: (-m.row.score, m.row.concept))
 
-    def _answer(self, source: Source, matches: Sequence[LabelMatch], k: int, min_score: float) -> SourceMatches:
-        kept = [m for m in matches if m.row.score >= min_score][:k]
+    def _answer(
+        self, source: Source, matches: Sequence[LabelMatch], k: int, min_score: float, min_confidence: float
+    ) -> SourceMatches:
+        kept = [m for m in matches if m.row.score >= min_score and m.row.confidence >= min_confidence][:k]
         candidates = [
             Candidate(
                 **vars(self.service.result(rank, m.row)),

@@ -41,6 +41,9 @@ class MatchRequest(BaseModel):
     source_ancestor: str | None = Field(default=None, description="with source_system: this concept and those below")
     k: int = Field(default=5, description="candidates per source (1 to match.max_k)", **documented(minimum=1, maximum=MATCH.max_k))
     min_score: float = Field(default=0.0, description="candidates scoring below are left out (0 to 1)", **FRACTION)
+    min_confidence: float = Field(
+        default=0.0, description="candidates whose calibrated confidence is below are left out (0 to 1)", **FRACTION
+    )
     mode: MatchMode = MatchMode.DENSE
     # How listed sources (``concepts``) are written as CURIEs and FHIR codes: PREFIX:id.
     source_prefix: str = Field(default="local", pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -77,6 +80,7 @@ def resolve(
     limits = settings.match
     check_range(request.k, 1, limits.max_k, "k")
     check_range(request.min_score, 0, 1, "min_score")
+    check_range(request.min_confidence, 0, 1, "min_confidence")
     check_system(service.bundle.systems, request.target_system, "target_system")
     target = Target(request.target_system, _subtree(service, request.target_system, request.target_ancestor, "target_ancestor"))
     if (request.concepts is None) == (request.source_system is None):

@@ -86,6 +86,16 @@ def test_min_score_leaves_weak_candidates_out(client: TestClient) -> None:
     assert body["results"][2]["candidates"] == [] and body["matched"] == 2
 
 
+def test_min_confidence_leaves_out_candidates_the_core_doubts(client: TestClient) -> None:
+    every = _match(client, target_system="toy", concepts=SOURCES, k=5)
+    threshold = sorted(c["confidence"] for r in every["results"] for c in r["candidates"])[-3]
+    body = _match(client, target_system="toy", concepts=SOURCES, k=5, min_confidence=threshold)
+    kept = [c for r in body["results"] for c in r["candidates"]]
+    assert len(kept) == 3 and all(c["confidence"] >= threshold for c in kept)
+    response = client.post("/match", json={"target_system": "toy", "concepts": SOURCES, "min_confidence": 1.5})
+    assert response.status_code == 422 and "min_confidence" in response.text
+
+
 def test_lexical_scores_are_token_sort_similarities(client: TestClient) -> None:
     body = _match(client, target_system="toy", concepts=SOURCES, k=3, mode="lexical")
     first = body["results"][0]["candidates"]

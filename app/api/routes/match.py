@@ -76,7 +76,7 @@ def match(body: MatchRequest, request: Request, service: ServiceDep, settings: S
     """Top ``k`` target concepts per source, at most ``match.max_sync_sources`` sources."""
     resolved = resolve(body, service, settings, settings.match.max_sync_sources)
     info = RunInfo.of(str(uuid.uuid4()), body, resolved, service)
-    results = Matcher(service).match(resolved.sources, resolved.target, body.k, body.min_score, body.mode)
+    results = Matcher(service).match(resolved.sources, resolved.target, body.k, body.min_score, body.mode, body.min_confidence)
     return render(MatchRun(info, results), _format(request))
 
 
