@@ -35,6 +35,7 @@ from scipy import sparse
 
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
+from indexer.lexical.chargrams import top as chargram_top
 from indexer.lexical.normalise import fold, label_key, tokens, words
 from indexer.settings import SearchSettings
 
@@ -263,7 +264,8 @@ class SearchService:
                     bm25 = lexical
                 found.append(lexical)
             if mode is Mode.HYBRID:
-                chars = self._channel(lambda n, r, q=query.text: bundle.chargrams.search(q, n, r), ranges, depth, mask, excluded)
+                every = bundle.chargrams.scores(query.chars)
+                chars = self._channel(lambda n, r, e=every: chargram_top(*e, n, r), ranges, depth, mask, excluded)
                 found.append(chars)
             for channel in found:
                 candidates.update(dict.fromkeys(channel))

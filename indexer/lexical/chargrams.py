@@ -60,21 +60,31 @@ class CharGramIndex:
 
     def search(self, query: str, k: int, id_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, label ids)`` of the ``k`` labels in ``id_range`` most similar to ``query``."""
-        vector = self.vector(query)
-        if not vector.nnz or k <= 0:
-            return np.empty(0, np.float32), np.empty(0, np.int64)
+        return top(*self.scores(self.vector(query)), k, id_range)
+
+    def scores(self, vector: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+        """``(label ids, cosines)`` of every label sharing an n-gram with a query :meth:`vector`
+        (computed once per query; :func:`top` then picks from it per id range)."""
+        if not vector.nnz:
+            return np.empty(0, np.int64), np.empty(0, np.float32)
         scores = (vector @ self._postings).tocsr()  # (1, labels), only labels sharing an n-gram
-        ids, values = scores.indices, scores.data
-        inside = (ids >= id_range[0]) & (ids < id_range[1])
-        ids, values = ids[inside], values[inside]
-        if len(ids) > k:
-            top = np.argpartition(-values, k - 1)[:k]
-            ids, values = ids[top], values[top]
-        order = np.lexsort((ids, -values))
-        return values[order].astype(np.float32), ids[order].astype(np.int64)
+        return scores.indices, scores.data
 
     def similarity(self, vector: sp.csr_matrix, label_ids: np.ndarray) -> np.ndarray:
         """Cosine of a query :meth:`vector` with each of ``label_ids``."""
         if not vector.nnz or not len(label_ids):
             return np.zeros(len(label_ids), np.float32)
         return np.asarray((self._labels[label_ids] @ vector.T).todense(), dtype=np.float32).ravel()
+
+
+def top(ids: np.ndarray, values: np.ndarray, k: int, id_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, label ids)`` of the best ``k`` of ``ids`` inside ``id_range``, best first."""
+    inside = (ids >= id_range[0]) & (ids < id_range[1])
+    ids, values = ids[inside], values[inside]
+    if k <= 0:
+        return np.empty(0, np.float32), np.empty(0, np.int64)
+    if len(ids) > k:
+        best = np.argpartition(-values, k - 1)[:k]
+        ids, values = ids[best], values[best]
+    order = np.lexsort((ids, -values))
+    return values[order].astype(np.float32), ids[order].astype(np.int64)
