@@ -107,7 +107,11 @@ def test_a_store_that_hangs_while_serving_costs_store_requests_a_503_not_the_ser
                 refused = [a.result(timeout=60) for a in answers[2:]]  # those past the pool's 2 connections
                 proxy.restore()  # the server comes back: the 2 held connections drop
                 held = [a.result(timeout=60) for a in answers[:2]]
-            assert all((r.status_code, r.json()) == (503, STORE_DOWN) for r in refused if r.status_code != 200)
+            # Past the pool, a request gets the store's 503; one that queued for a worker thread
+            # behind the hung ones (60 requests, 40 threads) may get the request timeout's 503.
+            kinds = {r.json()["type"] for r in refused if r.status_code != 200}
+            assert kinds <= {STORE_DOWN["type"], "/problems/timeout"}
+            assert all(r.json() == STORE_DOWN for r in refused if r.json()["type"] == STORE_DOWN["type"])
             assert sum(r.status_code == 503 for r in refused) >= 50
             assert all(r.status_code in (200, 503) for r in held)
             assert client.get("/concepts/toy/T:2").status_code == 200  # served again
