@@ -192,6 +192,15 @@ class Bundle:
             seen.update(frontier)
         return frozenset(seen)
 
+    def labels_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The label ids of several catalog rows, in order, and for each the index in ``rows``
+        of the concept it belongs to."""
+        starts, stops = self._label_starts[rows], self._label_starts[rows + 1]
+        counts = stops - starts
+        owner = np.repeat(np.arange(len(rows)), counts)
+        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        return (np.repeat(starts, counts) + offsets).astype(np.int64), owner
+
     def knowledge_labels(self, row: int) -> list[Designation]:
         """The labels a knowledge source built into this bundle gave the concept (alignments,
         abbreviations; supplements are in the store too), as designations with their origin."""

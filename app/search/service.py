@@ -306,14 +306,14 @@ class SearchService:
         """The best ``k`` concepts of each range (best label each), asking for more labels until
         ``k`` admitted concepts are found."""
         best: dict[int, Hit] = {}
-        left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded))
+        left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
         for id_range in ranges:
             size = id_range[1] - id_range[0]
             wanted = min(size, k * self.settings.label_oversample)
             while wanted > 0:
                 scores, labels = search(wanted, id_range)
                 concepts = self.bundle.label_concept[labels]
-                admitted = mask[concepts] & ~np.isin(labels, left_out)
+                admitted = mask[concepts] if left_out is None else mask[concepts] & ~np.isin(labels, left_out)
                 # Hits come best first, so a concept's first admitted hit is its best label.
                 unique, first = np.unique(concepts[admitted], return_index=True)
                 if len(unique) >= k or len(labels) < wanted or wanted >= size:
@@ -333,9 +333,11 @@ class SearchService:
         """Per candidate concept: the features (max over its labels and over the asked texts),
         the label to show (the one the calibrated model scores best) and the bridge it came by."""
         bundle = self.bundle
-        spans = [[i for i in bundle.concept_labels(int(row)) if i not in excluded] for row in rows]
-        label_ids = np.concatenate([np.asarray(s, dtype=np.int64) for s in spans])
-        owner_starts = np.cumsum([0, *(len(s) for s in spans[:-1])])
+        label_ids, owner = bundle.labels_of(rows)  # every label of every candidate, and whose it is
+        if excluded:
+            keep = ~np.isin(label_ids, np.fromiter(excluded, np.int64, len(excluded)))
+            label_ids, owner = label_ids[keep], owner[keep]
+        owner_starts = np.searchsorted(owner, np.arange(len(rows)))
         per_label = np.zeros((len(label_ids), len(FEATURES)), dtype=np.float32)
         source = np.zeros(len(label_ids), dtype=np.int64)  # which asked text each label's features come from
         weights = np.asarray(self.calibration.weights, dtype=np.float32)
@@ -351,10 +353,8 @@ class SearchService:
         concept_features = np.maximum.reduceat(per_label, owner_starts, axis=0)
         concept_features[:, _CODE] = [1.0 if r in code_rows else 0.0 for r in rows.tolist()]
         label_score = per_label @ weights
-        best = np.asarray(
-            [s + int(np.argmax(label_score[s : s + len(span)])) for s, span in zip(owner_starts, spans, strict=True)],
-            dtype=np.int64,
-        )
+        by_score = np.lexsort((-label_score, owner))  # per candidate, its best-scored label first
+        best = by_score[np.searchsorted(owner[by_score], np.arange(len(rows)))]
         concept_features[:, _REWRITTEN] = per_label[best, _REWRITTEN]
         for column, top in ((_COS, _COS_TOP), (_CHAR, _CHAR_TOP)):
             values = concept_features[:, column]
