@@ -195,13 +195,16 @@ class SearchService:
 
     def bridges(self, query: str, scope: Scope) -> list[tuple[str, str]]:
         """(preferred name, why) of the concepts of terminologies outside ``scope`` that
-        ``query`` names exactly, by one of their own exact names."""
+        ``query`` names exactly, by one of its exact names (its own, or one a knowledge source
+        gave it: "ED" names HPO's Erectile dysfunction by the abbreviation table)."""
         searched = set(scope.systems or self.bundle.systems)
         found: dict[int, str] = {}
         for label in self._names_by_key.get(label_key(query), ()):
+            if label in scope.exclude_labels:  # left out labels never match, not even to bridge
+                continue
             row = int(self.bundle.label_concept[label])
             concept = self.bundle.concepts[row]
-            if self.bundle.label_knowledge[label] is None and concept.system not in searched and concept.active and row not in found and len(found) < MAX_BRIDGES:
+            if concept.system not in searched and concept.active and row not in found and len(found) < MAX_BRIDGES:
                 text = self.bundle.label_text[label]
                 found[row] = f"via {concept.system.upper()} {concept.code} {concept.display}: '{text}'"
         return [(self.bundle.concepts[row].display, via) for row, via in found.items()]

@@ -85,3 +85,18 @@ def test_an_ambiguous_query_never_claims_certainty(settings: Settings, toy_reade
         assert service.meanings("MI", ["toyicd"]) == {"toyicd": 1}
         mi = client.get("/search", params={"q": "MI", "system": "toyicd", "k": 1}).json()["results"][0]
         assert mi["code"] == "I21" and mi["confidence"] > 0.5
+
+
+def test_a_table_abbreviation_of_another_system_bridges_unless_left_out(settings: Settings, toy_reader: StoreReader) -> None:
+    """"HTN" is a name of toyicd's I10 only by the abbreviation table: searching toy, it bridges to
+    I10's preferred name; a left-out label bridges nothing."""
+    from app.search.scope import Scope
+
+    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
+        service = client.app.state.service
+        via = "via TOYICD I10 Essential (primary) hypertension: 'HTN'"
+        assert service.bridges("HTN", Scope(("toy",))) == [("Essential (primary) hypertension", via)]
+        assert service.bridges("HTN", Scope(("toyicd",))) == []  # its own system is searched anyway
+        label = next(i for i, text in enumerate(service.bundle.label_text) if text == "HTN")
+        assert service.bridges("HTN", Scope(("toy",), exclude_labels=frozenset({label}))) == []
