@@ -34,8 +34,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.search.confidence import CALIBRATION, fit  # noqa: E402
+from app.search.confidence import fit  # noqa: E402
 from indexer.encoders import default_model_dir  # noqa: E402
+from indexer.encoders.manifest import CALIBRATION_FILE  # noqa: E402
 from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import Mode, SearchService  # noqa: E402
@@ -161,7 +162,7 @@ def main() -> None:
         fit_items = _items(service, "fit", args.per_kind)
         groups = _fit_groups(service, fit_items)
         calibration = fit(groups, f"bench_ranking fit split: {len(fit_items)} items, bundle {service.bundle.id}")
-        calibration.save(default_model_dir(settings.encoder) / CALIBRATION)  # the next build carries it
+        calibration.save(default_model_dir(settings.encoder) / CALIBRATION_FILE)  # the next build carries it
         service.calibration = calibration
         print(f"fitted on {len(fit_items)} items: {calibration}")
     items = _items(service, "test", args.per_kind)

@@ -39,6 +39,7 @@ from indexer.catalog import read_catalog
 from indexer.embeddings import VERSION as EMBEDDINGS_VERSION
 from indexer.embeddings import EmbeddingCache
 from indexer.encoders import Encoder
+from indexer.encoders.manifest import CALIBRATION_FILE
 from indexer.knowledge import abbreviations
 from indexer.knowledge.enrich import enrich
 from indexer.lexical import Label, lexical_builder
@@ -162,7 +163,7 @@ def _select_systems(reader: StoreReader, keys: Sequence[str]) -> list[SystemVers
 
 def _calibration_hash(model_dir: Path | None) -> str | None:
     """The model directory's confidence calibration (copied into the bundle with the model)."""
-    path = model_dir / "calibration.json" if model_dir is not None else None
+    path = model_dir / CALIBRATION_FILE if model_dir is not None else None
     return sha256_file(path) if path is not None and path.is_file() else None
 
 

@@ -48,22 +48,20 @@ class Autocomplete:
             return text.strip()
         vocabulary = self.service.vocabulary
         bundle = self.service.bundle
-        ranges = tuple(scope.ranges(bundle))
-        everywhere = tuple(s.label_range(True) for s in bundle.systems.values())
-        options = list(vocabulary.completions(partial, ranges, self.completions))
-        options += [o for o in vocabulary.completions(partial, everywhere, self.completions) if o not in options]
-        if not options:
-            return text.strip()
         finished = without_last_word(text)
         # The finished words choose among the completions, by the labels of every loaded system
         # (HPO's "Heart attack" completes "heart att" for an ICD-10-CM search too). When no
         # completion goes with them, the fragment stays as typed ("can't hear" is no "heart").
         # Alone, a fragment becomes its most common completion in the scope ("tachyc").
+        everywhere = tuple(s.label_range(True) for s in bundle.systems.values())
         if finished_words := words(finished):
-            best = self._with_finished(partial, finished_words, everywhere) or partial
+            best = self._with_finished(partial, finished_words, everywhere)
         else:
-            best = partial if partial in vocabulary else options[0]
-        return f"{finished} {best}".strip()
+            options = vocabulary.completions(partial, tuple(scope.ranges(bundle)), self.completions) or (
+                vocabulary.completions(partial, everywhere, self.completions)
+            )
+            best = None if partial in vocabulary or not options else options[0]
+        return f"{finished} {best}".strip() if best else text.strip()
 
     def _with_finished(self, partial: str, finished: list[str], ranges: tuple[tuple[int, int], ...]) -> str | None:
         """The completion of ``partial`` held by most labels in ``ranges`` that also hold every

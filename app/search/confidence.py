@@ -23,6 +23,7 @@ import numpy as np
 
 from indexer.bundle import Bundle
 from indexer.encoders import SHIPPED_MODEL_DIR
+from indexer.encoders.manifest import CALIBRATION_FILE
 
 FEATURES = (
     "cosine",  # dense: cosine of the query with the concept's nearest label
@@ -37,8 +38,7 @@ FEATURES = (
     # similarity when it is the highest among the candidates, else 0: a misspelling's right
     # concept is the one nearest in characters even when another is nearer in meaning
 )
-CALIBRATION = "calibration.json"  # in a model directory, so in every bundle built with that model
-SHIPPED_CALIBRATION = SHIPPED_MODEL_DIR / CALIBRATION
+SHIPPED_CALIBRATION = SHIPPED_MODEL_DIR / CALIBRATION_FILE  # in a model directory, so in every bundle built with it
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Calibration:
     @classmethod
     def of_bundle(cls, bundle: Bundle) -> Calibration:
         """The calibration stored with the bundle (fitted with its model), else the shipped model's."""
-        stored = bundle.model_dir / CALIBRATION
+        stored = bundle.model_dir / CALIBRATION_FILE
         return cls.load(stored if stored.is_file() else SHIPPED_CALIBRATION)
 
     @classmethod

@@ -31,7 +31,6 @@ from enum import StrEnum
 from functools import cached_property, lru_cache
 
 import numpy as np
-from scipy import sparse
 
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
@@ -148,7 +147,6 @@ class SearchService:
         """Build the vocabulary and the name index now, so that no request waits for them."""
         self.vocabulary  # noqa: B018
         self._names_by_key  # noqa: B018
-        self._label_tokens  # noqa: B018
 
     # --- the one entry point ----------------------------------------------------------------------
 
@@ -171,7 +169,7 @@ class SearchService:
         mode: Mode = Mode.HYBRID,
         min_confidence: float = 0.0,
     ) -> list[Ranking]:
-        """:meth:`rank` for several queries, their texts encoded in one batch."""
+        """:meth:`rank` for several queries (each text encoded once, alone: :meth:`encode`)."""
         mask = scope.mask(self.bundle)
         corrections = [self.correct(query) for query in queries]
         bridging = self.settings.bridges and mode is not Mode.LEXICAL
@@ -253,6 +251,7 @@ class SearchService:
         ranges = scope.ranges(bundle)
         depth = max(k, self.settings.fusion_depth)
         excluded = scope.exclude_labels
+        left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
         code_rows = [r for r in bundle.rows_by_code(asked[0].text) if mask[r]]
         bm25: dict[int, Hit] = {}
         candidates: dict[int, None] = dict.fromkeys(code_rows)
@@ -260,15 +259,15 @@ class SearchService:
             found: list[dict[int, Hit]] = []
             if mode is not Mode.LEXICAL and query.vector is not None:
                 vector = query.vector
-                found.append(self._channel(lambda n, r, v=vector: bundle.vectors.search(v, n, r), ranges, depth, mask, excluded))
+                found.append(self._channel(lambda n, r, v=vector: bundle.vectors.search(v, n, r), ranges, depth, mask, left_out))
             if mode is not Mode.DENSE:
-                lexical = self._channel(lambda n, r, q=query.text: _pairs(bundle.lexical.search(q, n, r)), ranges, depth, mask, excluded)
+                lexical = self._channel(lambda n, r, q=query.text: _pairs(bundle.lexical.search(q, n, r)), ranges, depth, mask, left_out)
                 if not query.corrected:
                     bm25 = lexical
                 found.append(lexical)
             if mode is Mode.HYBRID:
                 every = bundle.chargrams.scores(query.chars)
-                chars = self._channel(lambda n, r, e=every: chargram_top(*e, n, r), ranges, depth, mask, excluded)
+                chars = self._channel(lambda n, r, e=every: chargram_top(*e, n, r), ranges, depth, mask, left_out)
                 found.append(chars)
             for channel in found:
                 candidates.update(dict.fromkeys(channel))
@@ -277,7 +276,7 @@ class SearchService:
         if not candidates:
             return []
         rows = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
-        features, labels, via = self._features(asked, rows, set(code_rows), excluded)
+        features, labels, via = self._features(asked, rows, set(code_rows), left_out)
         meanings = self.meanings(asked[0].text, scope.systems or self.bundle.systems)
         split = np.asarray([max(meanings[bundle.concepts[r].system], 1) for r in rows.tolist()], dtype=np.float32)
         confidence = self.calibration.confidence(features) / split  # no row of an ambiguous query is certain
@@ -304,12 +303,11 @@ class SearchService:
         ]
 
     def _channel(
-        self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, mask: np.ndarray, excluded: frozenset[int]
+        self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, mask: np.ndarray, left_out: np.ndarray | None
     ) -> dict[int, Hit]:
         """The best ``k`` concepts of each range (best label each), asking for more labels until
-        ``k`` admitted concepts are found."""
+        ``k`` admitted concepts are found; ``left_out``: label ids never matched."""
         best: dict[int, Hit] = {}
-        left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
         for id_range in ranges:
             size = id_range[1] - id_range[0]
             wanted = min(size, k * self.settings.label_oversample)
@@ -331,14 +329,14 @@ class SearchService:
     # --- features ----------------------------------------------------------------------------------
 
     def _features(
-        self, asked: list[_Query], rows: np.ndarray, code_rows: set[int], excluded: frozenset[int]
+        self, asked: list[_Query], rows: np.ndarray, code_rows: set[int], left_out: np.ndarray | None
     ) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
         """Per candidate concept: the features (max over its labels and over the asked texts),
         the label to show (the one the calibrated model scores best) and the bridge it came by."""
         bundle = self.bundle
         label_ids, owner = bundle.labels_of(rows)  # every label of every candidate, and whose it is
-        if excluded:
-            keep = ~np.isin(label_ids, np.fromiter(excluded, np.int64, len(excluded)))
+        if left_out is not None:
+            keep = ~np.isin(label_ids, left_out)
             label_ids, owner = label_ids[keep], owner[keep]
         owner_starts = np.searchsorted(owner, np.arange(len(rows)))
         per_label = np.zeros((len(label_ids), len(FEATURES)), dtype=np.float32)
@@ -410,24 +408,14 @@ class SearchService:
         if not asked:
             zeros = np.zeros(len(label_ids), np.float32)
             return zeros, zeros
-        columns, matrix = self._label_tokens
-        idf = {token: self.vocabulary.idf(token) for token in asked}
+        vocabulary = self.vocabulary
+        columns, matrix = vocabulary.token_columns, vocabulary.label_tokens
+        idf = {token: vocabulary.idf(token) for token in asked}
         known = [token for token in asked if token in columns]
         shared = matrix[label_ids][:, [columns[t] for t in known]]
         covered = shared @ np.asarray([idf[t] for t in known], dtype=np.float32) / sum(idf.values())
         sizes = np.maximum(np.diff(matrix.indptr)[label_ids], 1)
         return np.asarray(covered, np.float32).ravel(), (np.asarray(shared.sum(axis=1)).ravel() / sizes).astype(np.float32)
-
-    @cached_property
-    def _label_tokens(self) -> tuple[dict[str, int], sparse.csr_matrix]:
-        """Which distinct tokens each label holds: (token -> column, labels × tokens 0/1 matrix)."""
-        columns: dict[str, int] = {}
-        indptr, indices = [0], []
-        for text in self.bundle.label_text:
-            indices.extend(sorted({columns.setdefault(t, len(columns)) for t in tokens(text)}))
-            indptr.append(len(indices))
-        data = np.ones(len(indices), dtype=np.float32)
-        return columns, sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, max(len(columns), 1)))
 
     # --- rows --------------------------------------------------------------------------------------
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
+from scipy import sparse
 from rapidfuzz import fuzz, process
 
 from indexer.lexical.normalise import stem, words
@@ -21,19 +22,26 @@ FREQUENCY_WEIGHT = 4.0  # ratio points per tenfold more labels holding a candida
 
 
 class Vocabulary:
-    """The distinct folded words of a set of labels, the labels holding each, and stem counts."""
+    """The distinct folded words of a set of labels and the labels holding each; and which
+    stemmed tokens each label holds (:attr:`token_columns`, :attr:`label_tokens`), whose column
+    counts are the tokens' document frequencies."""
 
     def __init__(self, texts: Sequence[str]) -> None:
         postings: dict[str, list[int]] = defaultdict(list)
-        stems: Counter[str] = Counter()
+        self.token_columns: dict[str, int] = {}
+        indptr, indices = [0], []
         for label, text in enumerate(texts):
             folded = set(words(text))
             for word in folded:
                 postings[word].append(label)
-            stems.update({stem(word) for word in folded})
+            indices.extend(sorted({self.token_columns.setdefault(stem(word), len(self.token_columns)) for word in folded}))
+            indptr.append(len(indices))
         self._words = sorted(postings)
         self._postings = [np.asarray(postings[word], dtype=np.int64) for word in self._words]
-        self._stems = stems
+        columns = max(len(self.token_columns), 1)
+        data = np.ones(len(indices), dtype=np.float32)
+        self.label_tokens = sparse.csr_matrix((data, indices, indptr), shape=(len(texts), columns))
+        self._frequency = np.bincount(np.asarray(indices, dtype=np.int64), minlength=columns)
         self._by_initial: dict[str, list[str]] = defaultdict(list)
         for word in self._words:
             self._by_initial[word[:1]].append(word)
@@ -50,7 +58,9 @@ class Vocabulary:
 
     def idf(self, token: str) -> float:
         """Smoothed inverse document frequency of a stemmed token over the labels."""
-        return math.log((self._labels + 1) / (self._stems.get(token, 0) + 1)) + 1.0
+        column = self.token_columns.get(token)
+        frequency = int(self._frequency[column]) if column is not None else 0
+        return math.log((self._labels + 1) / (frequency + 1)) + 1.0
 
     def labels_with(self, word: str) -> np.ndarray:
         i = self._index(word)

@@ -17,6 +17,7 @@ from indexer.encoders.base import EncoderError
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
+CALIBRATION_FILE = "calibration.json"  # the ranking core's confidence calibration, fitted with this model
 MANIFEST_FILE = "model_manifest.json"
 FORMAT_VERSION = 1
 

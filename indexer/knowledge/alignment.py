@@ -106,7 +106,8 @@ def _by_label(sources: list[Entry], targets: list[Entry]) -> list[Alignment]:
     out = []
     for entry in sources:
         for d in names(entry):
-            for other, o in index.get(label_key(d.text), ()) if label_key(d.text) else ():
+            key = label_key(d.text)
+            for other, o in index.get(key, ()) if key else ():
                 preferred = (d.use == DesignationUse.PREFERRED) + (o.use == DesignationUse.PREFERRED)
                 score = (0.9, 0.95, 1.0)[preferred]
                 out.append(Alignment(entry.row, other.row, score, "label", f"'{d.text}' = '{o.text}'"))
