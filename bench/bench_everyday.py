@@ -1,15 +1,16 @@
 """Everyday clinical queries into ICD-10-CM (lay wording, abbreviations, misspellings), with each
 knowledge source switched on and off.
 
-The set (``bench/data/everyday_icd10cm.tsv``) was written before the knowledge sources were
-built or tuned. An item counts as found when a returned code starts with one of its accepted
+The first set (``bench/data/everyday_icd10cm.tsv``) was written before the knowledge sources
+were built or tuned; the second (``everyday_icd10cm_b.tsv``, ``--data b``) after the first
+set's results were known and before the MeSH entry terms were added. An item counts as found when a returned code starts with one of its accepted
 codes. Items whose query equals a label of ICD-10-CM itself are left out (no self-retrieval).
 
 A source is switched off by leaving its labels out of the ranking (``Scope.exclude_labels``)
-and, for bridges, by the ``search.bridges`` setting: the same bundle, so that only the
-knowledge differs.
+and, for bridges, by the ``search.bridges`` setting (MeSH entry terms: by hiding the bundle's):
+the same bundle, so that only the knowledge differs.
 
-    python bench/bench_everyday.py [--record]
+    python bench/bench_everyday.py [--data a|b] [--misses] [--record]
 """
 
 from __future__ import annotations
@@ -33,36 +34,40 @@ from indexer.knowledge.abbreviations import read_table  # noqa: E402
 from indexer.lexical.normalise import fold  # noqa: E402
 from indexer.settings import Settings  # noqa: E402
 
-DATA = Path(__file__).with_name("data") / "everyday_icd10cm.tsv"
+SETS = {"a": "everyday_icd10cm.tsv", "b": "everyday_icd10cm_b.tsv"}
 SYSTEM = "icd10cm"
 KINDS = ("lay", "abbreviation", "misspelled")
 
 
-def read_items() -> list[tuple[str, str, tuple[str, ...]]]:
-    lines = [line for line in DATA.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+def read_items(name: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    path = Path(__file__).with_name("data") / SETS[name]
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
     return [(r["query"], r["kind"], tuple(r["accepted"].split("|"))) for r in csv.DictReader(lines, delimiter="\t")]
 
 
-def configurations(service: SearchService) -> dict[str, tuple[frozenset[int], bool]]:
-    """name -> (labels left out, bridges on)."""
+def configurations(service: SearchService) -> dict[str, tuple[frozenset[int], bool, bool]]:
+    """name -> (labels left out, bridges on, MeSH entry-term bridges on)."""
     by_source: dict[str, set[int]] = defaultdict(set)
     for label, source in enumerate(service.bundle.label_knowledge):
         if source is not None:
             by_source[source.split(":")[0]].add(label)
     every = frozenset().union(*by_source.values())
-    out = {"release labels only": (every, False)}
+    out = {"release labels only": (every, False, False)}
     for source, labels in sorted(by_source.items()):
-        out[f"+ {source} only"] = (every - labels, False)
-    out["+ bridges only"] = (every, True)
+        out[f"+ {source} only"] = (every - labels, False, False)
+    out["+ bridges only"] = (every, True, True)
     for source, labels in sorted(by_source.items()):
-        out[f"all but {source}"] = (frozenset(labels), True)
-    out["all but bridges"] = (frozenset(), False)
-    out["all (served)"] = (frozenset(), True)
+        out[f"all but {source}"] = (frozenset(labels), True, True)
+    out["all but MeSH entry terms"] = (frozenset(), True, False)
+    out["all but bridges"] = (frozenset(), False, False)
+    out["all (served)"] = (frozenset(), True, True)
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", choices=sorted(SETS), default="a", help="which query set")
+    parser.add_argument("--misses", action="store_true", help="list the served ranking's misses at 10")
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
     settings = Settings()
@@ -70,14 +75,17 @@ def main() -> None:
     bundle = service.bundle
     start, stop = bundle.systems[SYSTEM].label_range(True)
     own = {fold(bundle.label_text[i]).strip() for i in range(start, stop) if bundle.label_knowledge[i] is None}
-    items = read_items()
+    items = read_items(args.data)
     kept = [item for item in items if fold(item[0]).strip() not in own]
     tabled = {fold(a.text) for a in read_table()}
     in_table = sum(1 for q, kind, _ in kept if kind == "abbreviation" and fold(q) in tabled)
     rows = []
     latency: list[float] = []
-    for name, (excluded, bridges) in configurations(service).items():
+    misses: list[str] = []
+    entry_terms = bundle.entry_terms
+    for name, (excluded, bridges, mesh) in configurations(service).items():
         service.settings.bridges = bridges
+        bundle.entry_terms = entry_terms if mesh else {}
         for mode in (Mode.HYBRID,) if name != "all (served)" else tuple(Mode):
             hits: dict[tuple[str, int], list[float]] = defaultdict(list)
             for query, kind, accepted in kept:
@@ -87,17 +95,20 @@ def main() -> None:
                     latency.append((time.perf_counter() - started) * 1000)
                 codes = [bundle.concepts[r.concept].code for r in ranking.rows]
                 found = [any(code.startswith(a) for a in accepted) for code in codes]
+                if name == "all (served)" and mode is Mode.HYBRID and not any(found[:1]):
+                    misses.append(f"{query} ({'|'.join(accepted)}): {', '.join(codes[:3])}{' (in 10)' if any(found) else ''}")
                 for group in (kind, "all"):
                     for k in (1, 3, 10):
                         hits[(group, k)].append(float(any(found[:k])))
             cells = [f"{np.mean(hits[(g, k)]):.3f}" for g in (*KINDS, "all") for k in (1, 3, 10)]
             rows.append(f"| {name} | {mode.value} | " + " | ".join(cells) + " |")
     service.settings.bridges = settings.search.bridges
+    bundle.entry_terms = entry_terms
     counts = {kind: sum(1 for _, k, _ in kept if k == kind) for kind in KINDS}
     header = " | ".join(f"{g} @{k}" for g in (*KINDS, "all") for k in (1, 3, 10))
     body = "\n".join([
         f"Bundle {bundle.id}; knowledge: {bundle.manifest.get('knowledge', {}).get('alignments', {})}.",
-        f"{len(items)} items written before tuning; {len(items) - len(kept)} left out because the query is a label of "
+        f"Set {SETS[args.data]}: {len(items)} items written before tuning; {len(items) - len(kept)} left out because the query is a label of "
         f"ICD-10-CM itself; {len(kept)} kept ({', '.join(f'{k} {n}' for k, n in counts.items())}). "
         f"{in_table} of the {counts['abbreviation']} abbreviations are rows of the project's abbreviation table "
         "(written independently, same common usage): read the abbreviation columns with that in mind.",
@@ -105,8 +116,11 @@ def main() -> None:
         f"In-process hybrid latency, all knowledge on, ms: p50 {np.percentile(latency, 50):.1f}, "
         f"p95 {np.percentile(latency, 95):.1f}.",
     ])
+    if args.misses:
+        print("Not first (served, hybrid):", *misses, sep="\n  ")
     if args.record:
-        record("Everyday queries into ICD-10-CM, knowledge sources on and off", body, "python bench/bench_everyday.py --record")
+        title = f"Everyday queries into ICD-10-CM ({SETS[args.data]}), knowledge sources on and off"
+        record(title, body, f"python bench/bench_everyday.py --data {args.data} --record")
     else:
         print(body)
 

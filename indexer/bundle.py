@@ -8,6 +8,8 @@ Layout of ``{data_dir}/bundles/``::
         catalog.json     concepts [system, code, display, active, kind, billable, parent rows] and
                          labels [concept row, text, label kind, origin, knowledge source]
         alignments.json  [source row, target row, score, method, evidence] between systems
+        entry_terms.json [label key, source, id, heading, term]: another thesaurus's entry terms
+                         (MeSH), which bridge a query to their heading
         vectors.*        the vector index (backend-specific file)
         lexical/         the lexical index
         chargrams/       the character n-gram index (typo-tolerant channel)
@@ -42,8 +44,9 @@ from indexer.errors import IndexerError
 MANIFEST = "manifest.json"
 CATALOG = "catalog.json"
 ALIGNMENTS = "alignments.json"
+ENTRY_TERMS = "entry_terms.json"
 CURRENT = "current"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 
 class BundleError(IndexerError, RuntimeError):
@@ -122,6 +125,17 @@ def file_hashes(directory: Path) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class EntryTerm:
+    """A term another thesaurus files under one of its headings ("cold sore" under MeSH D013283
+    Herpes Labialis), keyed by :func:`~indexer.lexical.normalise.label_key` in the bundle."""
+
+    source: str
+    id: str
+    heading: str
+    term: str
+
+
 class Bundle:
     """An opened, verified bundle: catalog in memory, indexes ready to search."""
 
@@ -144,6 +158,8 @@ class Bundle:
         self.label_knowledge: list[str | None] = [row[4] for row in catalog["labels"]]
         self._label_starts = np.searchsorted(self.label_concept, np.arange(len(catalog["concepts"]) + 1))
         self.alignments = _alignments(json.loads((self.directory / ALIGNMENTS).read_text(encoding="utf-8")))
+        terms = json.loads((self.directory / ENTRY_TERMS).read_text(encoding="utf-8"))
+        self.entry_terms = {key: EntryTerm(*rest) for key, *rest in terms}
         self.systems = {s["key"]: SystemRange(**s) for s in self.manifest["systems"]}
         self.vectors: VectorIndex = open_vector_index(self.manifest["vector"], self.directory, settings)
         self.lexical: LexicalIndex = open_lexical(self.manifest["lexical"], self.directory / "lexical", settings)

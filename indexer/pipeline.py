@@ -25,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from indexer.bundle import (
     ALIGNMENTS,
+    ENTRY_TERMS,
     CATALOG,
     BundleError,
     FORMAT_VERSION,
@@ -40,7 +41,7 @@ from indexer.embeddings import VERSION as EMBEDDINGS_VERSION
 from indexer.embeddings import EmbeddingCache
 from indexer.encoders import Encoder
 from indexer.encoders.manifest import CALIBRATION_FILE
-from indexer.knowledge import abbreviations
+from indexer.knowledge import abbreviations, mesh
 from indexer.knowledge.enrich import enrich
 from indexer.lexical import Label, lexical_builder
 from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
@@ -106,6 +107,10 @@ def build_bundle(
                 json.dumps({"concepts": concepts, "labels": labels}, ensure_ascii=False), encoding="utf-8"
             )
             (staging / ALIGNMENTS).write_text(json.dumps([a.row() for a in alignments], ensure_ascii=False), encoding="utf-8")
+            terms = mesh.entry_terms(mesh.read_descriptors()) if settings.knowledge.mesh else []
+            if settings.knowledge.mesh:
+                knowledge["mesh"] = {"release": mesh.release(), "entry_terms": len(terms)}
+            (staging / ENTRY_TERMS).write_text(json.dumps(terms, ensure_ascii=False), encoding="utf-8")
         with timer("embed"):
             texts = [label[1] for label in labels]
             vectors = cache.vectors(texts, progress)
@@ -180,6 +185,7 @@ def _inputs(
         "embeddings": EMBEDDINGS_VERSION,
         "knowledge": settings.knowledge.model_dump(mode="json"),
         "abbreviations": sha256_file(abbreviations.TABLE) if settings.knowledge.abbreviations else None,
+        "mesh": mesh.release() if settings.knowledge.mesh else None,
         "supplements": [
             {"name": k.name, "sha256": k.sha256, "terms": k.terms} for k in reader.knowledge_sources() if k.kind == "supplement"
         ],

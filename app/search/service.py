@@ -194,10 +194,12 @@ class SearchService:
     def bridges(self, query: str, scope: Scope) -> list[tuple[str, str]]:
         """(preferred name, why) of the concepts of terminologies outside ``scope`` that
         ``query`` names exactly, by one of its exact names (its own, or one a knowledge source
-        gave it: "ED" names HPO's Erectile dysfunction by the abbreviation table)."""
+        gave it: "ED" names HPO's Erectile dysfunction by the abbreviation table); and the
+        heading of a MeSH descriptor ``query`` is an entry term of ("cold sore")."""
         searched = set(scope.systems or self.bundle.systems)
         found: dict[int, str] = {}
-        for label in self._names_by_key.get(label_key(query), ()):
+        key = label_key(query)
+        for label in self._names_by_key.get(key, ()):
             if label in scope.exclude_labels:  # left out labels never match, not even to bridge
                 continue
             row = int(self.bundle.label_concept[label])
@@ -205,7 +207,11 @@ class SearchService:
             if concept.system not in searched and concept.active and row not in found and len(found) < MAX_BRIDGES:
                 text = self.bundle.label_text[label]
                 found[row] = f"via {concept.system.upper()} {concept.code} {concept.display}: '{text}'"
-        return [(self.bundle.concepts[row].display, via) for row, via in found.items()]
+        out = [(self.bundle.concepts[row].display, via) for row, via in found.items()]
+        term = self.bundle.entry_terms.get(key)
+        if term is not None and len(out) < MAX_BRIDGES:
+            out.append((term.heading, f"via {term.source} {term.id} {term.heading}: '{term.term}'"))
+        return out
 
     @cached_property
     def _names_by_key(self) -> dict[str, list[int]]:
