@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from app.api.errors import Unavailable
+from app.ops.limits import cancellation
 from app.search.service import SearchService
 from indexer.settings import Settings
 from indexer.store import StoreReader
@@ -34,5 +36,6 @@ def _reader(request: Request) -> StoreReader:
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
 ServiceDep = Annotated[SearchService, Depends(_service)]
+CancelledDep = Annotated[threading.Event, Depends(cancellation)]  # set once the request has timed out
 OptionalServiceDep = Annotated[SearchService | None, Depends(_optional_service)]
 ReaderDep = Annotated[StoreReader, Depends(_reader)]

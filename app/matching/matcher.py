@@ -15,7 +15,7 @@ Every candidate also carries the core's calibrated ``confidence``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz
@@ -51,13 +51,22 @@ class Matcher:
         self.service = service
 
     def match(
-        self, sources: Sequence[Source], target: Target, k: int, min_score: float, mode: MatchMode, min_confidence: float = 0.0
+        self,
+        sources: Sequence[Source],
+        target: Target,
+        k: int,
+        min_score: float,
+        mode: MatchMode,
+        min_confidence: float = 0.0,
+        check: Callable[[], None] = lambda: None,
     ) -> list[SourceMatches]:
         """Candidates of every source, best first, ``score >= min_score`` and ``confidence >=
-        min_confidence``, at most ``k``."""
-        return [
-            self._answer(source, self._matches(source, target, k, mode), k, min_score, min_confidence) for source in sources
-        ]
+        min_confidence``, at most ``k``; ``check`` runs before each source (and may raise to stop)."""
+        out = []
+        for source in sources:
+            check()
+            out.append(self._answer(source, self._matches(source, target, k, mode), k, min_score, min_confidence))
+        return out
 
     def _matches(self, source: Source, target: Target, k: int, mode: MatchMode) -> list[LabelMatch]:
         own = frozenset() if source.concept is None else frozenset({source.concept})

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
+import socket
+import threading
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.engine import make_url
 
 from indexer.settings import StoreSettings
@@ -22,7 +26,9 @@ def make_engine(url: str, limits: StoreSettings | None = None) -> Engine:
     With ``limits`` (the API's store) statements and pool check-outs are bounded too, so a store
     that hangs costs a request a few seconds and at most a pool's worth of threads, never the
     server: PostgreSQL cancels a statement after ``statement_timeout_s``, SQLite waits that long
-    for another writer's lock, and a request waits ``pool_timeout_s`` for a connection.
+    for another writer's lock, and a request waits ``pool_timeout_s`` for a connection. A
+    PostgreSQL that stops answering altogether cannot cancel anything: :class:`Watchdog` cuts
+    such a statement's connection on the client side.
     """
     parsed = make_url(url)
     bounded: dict[str, Any] = {}
@@ -37,9 +43,70 @@ def make_engine(url: str, limits: StoreSettings | None = None) -> Engine:
         return _with_pragmas(create_engine(url, **bounded))
     # libpq's connect_timeout is whole seconds, 2 at least; it bounds the whole handshake.
     connect_args: dict[str, Any] = {"connect_timeout": max(2, math.ceil((limits or StoreSettings()).connect_timeout_s))}
-    if limits is not None:
-        connect_args["options"] = f"-c statement_timeout={round(limits.statement_timeout_s * 1000)}"
-    return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **bounded)
+    if limits is None:
+        return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+    connect_args["options"] = f"-c statement_timeout={round(limits.statement_timeout_s * 1000)}"
+    engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args, **bounded)
+    Watchdog(limits.statement_timeout_s + WATCHDOG_GRACE_S).watch(engine)
+    return engine
+
+
+WATCHDOG_GRACE_S = 2.0  # past the server's own statement_timeout
+
+
+class Watchdog:
+    """Shuts down the socket of a PostgreSQL connection whose statement or pre-ping outlasts
+    ``seconds``: the server's ``statement_timeout`` needs a server that answers, and one that
+    holds the connection without a byte back would otherwise keep the calling thread for good.
+    The call then fails as a lost connection, which the pool discards."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def watch(self, engine: Engine) -> None:
+        event.listen(engine, "before_cursor_execute", lambda conn, *_: self._arm(conn.info, conn.connection.dbapi_connection))
+        event.listen(engine, "after_cursor_execute", lambda conn, *_: self._disarm(conn.info))
+        event.listen(engine, "handle_error", self._on_error)
+        ping = engine.dialect.do_ping
+
+        def guarded_ping(dbapi_connection: Any) -> bool:
+            timer = self._timer(dbapi_connection)
+            try:
+                return ping(dbapi_connection)
+            finally:
+                timer.cancel()
+
+        engine.dialect.do_ping = guarded_ping  # type: ignore[method-assign]
+
+    def _timer(self, dbapi_connection: Any) -> threading.Timer:
+        timer = threading.Timer(self.seconds, _cut, (dbapi_connection,))
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def _arm(self, info: dict, dbapi_connection: Any) -> None:
+        self._disarm(info)
+        info["watchdog"] = self._timer(dbapi_connection)
+
+    @staticmethod
+    def _disarm(info: dict) -> None:
+        timer = info.pop("watchdog", None)
+        if timer is not None:
+            timer.cancel()
+
+    def _on_error(self, context: ExceptionContext) -> None:
+        if context.connection is not None:
+            self._disarm(context.connection.info)
+
+
+def _cut(dbapi_connection: Any) -> None:
+    """Shut the connection's socket down (a shutdown reaches every descriptor of the socket, so
+    the thread blocked on it wakes with an error)."""
+    try:
+        with socket.fromfd(dbapi_connection.fileno(), socket.AF_INET, socket.SOCK_STREAM) as sock:  # a dup
+            sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError, psycopg.Error):  # already closed
+        pass
 
 
 def _with_pragmas(engine: Engine) -> Engine:

@@ -4,6 +4,7 @@ stops at the next item: nothing is stored for a caller who was told it failed.""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -52,3 +53,27 @@ def test_a_timed_out_evaluation_stops_and_stores_no_run(built: Settings, monkeyp
         assert [type(exc) for exc in outcome] == [RequestCancelled]
         assert calls == ["heart 0"]  # the items after the timeout were never searched
         assert client.get("/evaluations").json() == []
+
+
+def test_a_timed_out_match_stops_at_its_next_source(built: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    release, ended = threading.Event(), threading.Event()
+    calls: list[list[str]] = []
+    real = SearchService.rank_many
+
+    def first_source_outlasts_the_request(self: SearchService, queries: list[str], *args: object, **kwargs: object) -> object:
+        calls.append(list(queries))
+        if len(calls) == 1:
+            release.wait(30)
+            ended.set()
+        return real(self, queries, *args, **kwargs)
+
+    monkeypatch.setattr(SearchService, "rank_many", first_source_outlasts_the_request)
+    settings = built.model_copy(update={"api": ApiSettings(request_timeout_s=1.5, bundle_check_s=0)})
+    with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
+        sources = [{"id": str(n), "labels": [f"fast heart {n}"]} for n in range(5)]
+        response = client.post("/match", json={"target_system": "toy", "k": 1, "concepts": sources})
+        assert (response.status_code, response.json()["type"]) == (503, "/problems/timeout")
+        release.set()
+        assert ended.wait(30)
+        time.sleep(0.5)  # time for a second source, were it searched
+    assert calls == [["fast heart 0"]]

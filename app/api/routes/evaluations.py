@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from functools import partial
 from importlib.resources import files
 from typing import Annotated, Any
@@ -11,13 +10,13 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, Field
 
-from app.api.deps import ReaderDep, ServiceDep, SettingsDep
+from app.api.deps import CancelledDep, ReaderDep, ServiceDep, SettingsDep
 from app.api.errors import PROBLEM_RESPONSES
 from app.api.http import Route
 from app.checks import K, MATCH, QUERY, check_query, check_range, check_system, documented
 from app.errors import InvalidParameter, NotFound
 from app.evaluations.runs import RunStore, evaluate, system_hierarchy, unknown_gold
-from app.ops.limits import cancellation, check_cancelled
+from app.ops.limits import check_cancelled
 from app.search.service import Mode, SearchService
 from evaluation.benchmarks import BENCHMARKS
 from evaluation.gold import RankingItem
@@ -72,9 +71,6 @@ def _runs(request: Request) -> RunStore:
 
 
 RunsDep = Annotated[RunStore, Depends(_runs)]
-CancelledDep = Annotated[threading.Event, Depends(cancellation)]  # set once the request has timed out
-
-
 def _check(service: SearchService, settings: Settings, system: str, k: int) -> None:
     check_system(service.bundle.systems, system, "system")
     check_range(k, 1, settings.search.max_k, "k")

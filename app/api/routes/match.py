@@ -7,6 +7,7 @@ or a FHIR R4 ConceptMap (``application/fhir+json``).
 from __future__ import annotations
 
 import uuid
+from functools import partial
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -14,7 +15,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
-from app.api.deps import ServiceDep, SettingsDep
+from app.api.deps import CancelledDep, ServiceDep, SettingsDep
 from app.api.errors import PROBLEM_RESPONSES
 from app.api.http import Route
 from app.errors import Conflict, NotFound, Unavailable
@@ -24,6 +25,7 @@ from app.matching.matcher import Matcher
 from app.matching.request import MatchRequest, resolve
 from app.matching.result import MatchRun, RunInfo
 from app.matching.sssom import write_sssom
+from app.ops.limits import check_cancelled
 
 router = APIRouter(tags=["match"], route_class=Route)
 
@@ -72,11 +74,15 @@ def render(run: MatchRun, media: str) -> Response:
 
 
 @router.post("/match", responses={**FORMATS, **PROBLEM_RESPONSES})
-def match(body: MatchRequest, request: Request, service: ServiceDep, settings: SettingsDep) -> Response:
+def match(
+    body: MatchRequest, request: Request, service: ServiceDep, settings: SettingsDep, cancelled: CancelledDep
+) -> Response:
     """Top ``k`` target concepts per source, at most ``match.max_sync_sources`` sources."""
     resolved = resolve(body, service, settings, settings.match.max_sync_sources)
     info = RunInfo.of(str(uuid.uuid4()), body, resolved, service)
-    results = Matcher(service).match(resolved.sources, resolved.target, body.k, body.min_score, body.mode, body.min_confidence)
+    matcher = Matcher(service)
+    check = partial(check_cancelled, cancelled)  # a timed-out request stops at its next source
+    results = matcher.match(resolved.sources, resolved.target, body.k, body.min_score, body.mode, body.min_confidence, check)
     return render(MatchRun(info, results), _format(request))
 
 
