@@ -1,4 +1,7 @@
-"""Request dependencies: typed access to what the lifespan put on ``app.state``."""
+"""Request dependencies: typed access to what the lifespan put on ``app.state``.
+
+They are coroutines: FastAPI runs a plain function dependency in its thread pool, one hop per
+dependency per request, for what is an attribute read."""
 
 from __future__ import annotations
 
@@ -14,23 +17,23 @@ from indexer.settings import Settings
 from indexer.store import StoreReader
 
 
-def _settings(request: Request) -> Settings:
+async def _settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def _service(request: Request) -> SearchService:
+async def _service(request: Request) -> SearchService:
     service = request.app.state.service
     if service is None:
         raise Unavailable(f"no search bundle is loaded: {request.app.state.bundle_error}")
     return service
 
 
-def _optional_service(request: Request) -> SearchService | None:
+async def _optional_service(request: Request) -> SearchService | None:
     """The search service, or None while no bundle is loaded (for answers the store can give alone)."""
     return request.app.state.service
 
 
-def _reader(request: Request) -> StoreReader:
+async def _reader(request: Request) -> StoreReader:
     return request.app.state.reader
 
 

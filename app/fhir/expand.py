@@ -5,7 +5,8 @@ autocomplete rewrite (``app.search.autocomplete``: "tachyc" finds Tachycardia).
 A filtered expansion lists at most ``fhir.filter_depth`` concepts, those with a confidence of at
 least ``min_confidence`` (default ``search.confidence_threshold``), and ``total`` counts them, so
 a filter that means nothing ("xxxqqq") expands to nothing; ``offset`` and ``count`` page through
-that one ranking. An unfiltered one lists codes in catalog order. ICD-10-CM chapters and blocks
+that one ranking (only the rows up to the page are built: the candidates, hence ``total`` and
+the order, are the same for every page within ``search.fusion_depth``). An unfiltered one lists codes in catalog order. ICD-10-CM chapters and blocks
 are never listed by a filter; an unfiltered expansion lists them as ``abstract`` (not selectable),
 unless ``excludeNotForUI=true`` or ``abstract=false`` leaves them out. Each code carries its
 system and version; filtered ones also the label that matched, its score and confidence
@@ -68,14 +69,17 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     hits: Sequence[Ranked] | None = None
     if text:
         scope = value_set.scope(include_inactive=not active_only)
-        hits = context.autocomplete.rank(text, scope, limits.filter_depth, min_confidence).rows
+        wanted = limits.filter_depth if count is None else min(limits.filter_depth, offset + count)
+        ranking = context.autocomplete.rank(text, scope, wanted, min_confidence)  # only the rows up to this page
+        hits = ranking.rows
         rows: Sequence[int] = [hit.concept for hit in hits]
+        total = min(ranking.above, limits.filter_depth)
     else:
         rows = value_set.rows(context, active_only)
         if selectable_only:
             listed = np.asarray(rows, dtype=np.int64)
             rows = listed[~context.bundle.grouping[listed]].tolist()
-    total = len(rows)
+        total = len(rows)
     if count is None and total - offset > limits.max_count:
         raise TooCostly(
             f"{value_set.url} has {total} codes, more than {limits.max_count} at once; page it with count and offset"

@@ -70,7 +70,7 @@ class RequestCancelled(Exception):
     """The request timed out and was answered 503: its work stops here, storing nothing."""
 
 
-def cancellation(request: Request) -> threading.Event:
+async def cancellation(request: Request) -> threading.Event:
     """A dependency: set once the request has timed out. Long work (evaluations, benchmark runs)
     checks it between items and before storing anything (:func:`check_cancelled`)."""
     return request.scope.setdefault("state", {}).setdefault(CANCELLED, threading.Event())

@@ -31,6 +31,7 @@ from enum import StrEnum
 from functools import cached_property, lru_cache
 
 import numpy as np
+import scipy.sparse as sp
 
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
@@ -98,6 +99,10 @@ class Ranked:
 class Ranking:
     rows: list[Ranked]
     suggestion: str | None = None  # the query with unknown words corrected, when any was
+    # Candidates at or above the minimum confidence, ``rows`` and those past ``k`` (the size of a
+    # thresholded result, as a filtered $expand's ``total``; ``k`` within ``fusion_depth`` leaves
+    # the candidates, hence this count, unchanged).
+    above: int = 0
 
 
 @dataclass(frozen=True)
@@ -144,9 +149,11 @@ class SearchService:
         return Vocabulary(self.bundle.label_text)
 
     def warm(self) -> None:
-        """Build the vocabulary and the name index now, so that no request waits for them."""
+        """Build the vocabulary, the name index and the vectors' matrix (copied out of an HNSW
+        index: half a second) now, so that no request waits for them."""
         self.vocabulary  # noqa: B018
         self._names_by_key  # noqa: B018
+        getattr(self.bundle.vectors, "matrix", None)
 
     # --- the one entry point ----------------------------------------------------------------------
 
@@ -186,9 +193,13 @@ class SearchService:
             asked = [self._query(query, vectors.get(query))]
             if correction and mode is not Mode.LEXICAL:
                 asked.append(self._query(correction, vectors.get(correction), corrected=True))
-            asked += [self._query(text, vectors[text], corrected=True, via=via) for text, via in bridged]
-            rows = self._rank(asked, scope, mask, k, mode)
-            rankings.append(Ranking([r for r in rows if r.confidence >= min_confidence], correction))
+            said = {label_key(query)}  # a bridge that says what the query says adds nothing
+            for text, via in bridged:
+                if (key := label_key(text)) not in said:
+                    said.add(key)
+                    asked.append(self._query(text, vectors[text], corrected=True, via=via))
+            rows, above = self._rank(asked, scope, mask, k, mode, min_confidence)
+            rankings.append(Ranking(rows, correction, above))
         return rankings
 
     def bridges(self, query: str, scope: Scope) -> list[tuple[str, str]]:
@@ -251,8 +262,11 @@ class SearchService:
     def _query(self, text: str, vector: np.ndarray | None, corrected: bool = False, via: str | None = None) -> _Query:
         return _Query(text, vector, self.bundle.chargrams.vector(text), tokens(text), corrected, via)
 
-    def _rank(self, asked: list[_Query], scope: Scope, mask: np.ndarray, k: int, mode: Mode) -> list[Ranked]:
-        """``mask``: the scope's admitted catalog rows (:meth:`Scope.mask`)."""
+    def _rank(
+        self, asked: list[_Query], scope: Scope, mask: np.ndarray, k: int, mode: Mode, min_confidence: float
+    ) -> tuple[list[Ranked], int]:
+        """The best ``k`` rows at or above ``min_confidence``, and how many candidates are;
+        ``mask``: the scope's admitted catalog rows (:meth:`Scope.mask`)."""
         bundle = self.bundle
         ranges = scope.ranges(bundle)
         depth = max(k, self.settings.fusion_depth)
@@ -271,7 +285,7 @@ class SearchService:
                 if not query.corrected:
                     bm25 = lexical
                 found.append(lexical)
-            if mode is Mode.HYBRID:
+            if mode is Mode.HYBRID and not query.corrected:  # a rewrite is spelled right: no typo to find
                 every = bundle.chargrams.scores(query.chars)
                 chars = self._channel(lambda n, r, e=every: chargram_top(*e, n, r), ranges, depth, mask, left_out)
                 found.append(chars)
@@ -280,19 +294,22 @@ class SearchService:
         if excluded:  # a concept all of whose labels are left out cannot match
             candidates = {c: None for c in candidates if set(bundle.concept_labels(c)) - excluded}
         if not candidates:
-            return []
+            return [], 0
         rows = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
         features, labels, via = self._features(asked, rows, set(code_rows), left_out)
         meanings = self.meanings(asked[0].text, scope.systems or self.bundle.systems)
-        split = np.asarray([max(meanings[bundle.concepts[r].system], 1) for r in rows.tolist()], dtype=np.float32)
-        confidence = self.calibration.confidence(features) / split  # no row of an ambiguous query is certain
+        confidence = self.calibration.confidence(features)
+        if any(count > 1 for count in meanings.values()):  # no row of an ambiguous query is certain
+            confidence /= np.asarray([max(meanings[bundle.concepts[r].system], 1) for r in rows.tolist()], dtype=np.float32)
         if mode is Mode.DENSE:
             score = features[:, _COS]
         elif mode is Mode.LEXICAL:
             score = np.array([bm25[r].score if r in bm25 else 0.0 for r in rows.tolist()], dtype=np.float32)
         else:
             score = confidence
-        keep = np.ones(len(rows), dtype=bool) if mode is not Mode.LEXICAL else (score > 0) | (features[:, _CODE] > 0)
+        keep = confidence >= min_confidence
+        if mode is Mode.LEXICAL:
+            keep &= (score > 0) | (features[:, _CODE] > 0)
         # Code matches first; then by score; on a tie a billable code first (the one to record).
         order = [i for i in np.lexsort((rows, ~bundle.billable[rows], -score, -features[:, _CODE])) if keep[i]][:k]
         return [
@@ -306,7 +323,7 @@ class SearchService:
                 via[i],
             )
             for i in order
-        ]
+        ], int(keep.sum())
 
     def _channel(
         self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, mask: np.ndarray, left_out: np.ndarray | None
@@ -348,11 +365,14 @@ class SearchService:
         per_label = np.zeros((len(label_ids), len(FEATURES)), dtype=np.float32)
         source = np.zeros(len(label_ids), dtype=np.int64)  # which asked text each label's features come from
         weights = np.asarray(self.calibration.weights, dtype=np.float32)
+        cosines = self._cosines(asked, label_ids)  # (labels, asked texts), each computed once
+        chars = bundle.chargrams.similarity([query.chars for query in asked], label_ids)
+        label_tokens = self.vocabulary.label_tokens[label_ids]
         for number, query in enumerate(asked):
             part = np.zeros_like(per_label)
-            part[:, _COS] = self._cosines(query, label_ids)
-            part[:, _CHAR] = bundle.chargrams.similarity(query.chars, label_ids)
-            part[:, _WORDS], part[:, _LABEL_WORDS] = self._word_overlap(query.tokens, label_ids)
+            part[:, _COS] = cosines[:, number]
+            part[:, _CHAR] = chars[:, number]
+            part[:, _WORDS], part[:, _LABEL_WORDS] = self._word_overlap(query.tokens, label_tokens)
             part[:, _REWRITTEN] = float(query.corrected)
             better = part @ weights > per_label @ weights
             per_label[better] = part[better]
@@ -397,30 +417,37 @@ class SearchService:
             out[system] = len({root(row) for row in members})
         return out
 
-    def _cosines(self, query: _Query, label_ids: np.ndarray) -> np.ndarray:
-        if query.vector is None:
-            return np.zeros(len(label_ids), np.float32)
+    def _cosines(self, asked: list[_Query], label_ids: np.ndarray) -> np.ndarray:
+        """(labels, asked texts) cosines; 0 for a text without a vector (lexical mode)."""
+        out = np.zeros((len(label_ids), len(asked)), np.float32)
+        encoded = [number for number, query in enumerate(asked) if query.vector is not None]
+        if not encoded:
+            return out
         matrix = getattr(self.bundle.vectors, "matrix", None)
         if matrix is None:  # a remote index: cosine of the labels its nearest-label search returned
-            scores, ids = self.bundle.vectors.search(query.vector, max(len(label_ids), 1) * 4)
-            found = dict(zip(ids.tolist(), scores.tolist(), strict=True))
-            return np.array([found.get(i, 0.0) for i in label_ids.tolist()], dtype=np.float32)
-        return np.clip(np.asarray(matrix[label_ids] @ query.vector, dtype=np.float32), 0.0, 1.0)
+            for number in encoded:
+                scores, ids = self.bundle.vectors.search(asked[number].vector, max(len(label_ids), 1) * 4)
+                found = dict(zip(ids.tolist(), scores.tolist(), strict=True))
+                out[:, number] = [found.get(i, 0.0) for i in label_ids.tolist()]
+            return out
+        vectors = np.stack([asked[number].vector for number in encoded], axis=1)
+        out[:, encoded] = np.clip(np.asarray(matrix[label_ids] @ vectors, dtype=np.float32), 0.0, 1.0)
+        return out
 
-    def _word_overlap(self, query_tokens: list[str], label_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _word_overlap(self, query_tokens: list[str], label_tokens: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
         """idf-weighted share of the query's tokens in each label, and share of each label's
-        tokens in the query."""
+        tokens in the query; ``label_tokens``: the labels' rows of the vocabulary's token matrix."""
         asked = set(query_tokens)
         if not asked:
-            zeros = np.zeros(len(label_ids), np.float32)
+            zeros = np.zeros(label_tokens.shape[0], np.float32)
             return zeros, zeros
         vocabulary = self.vocabulary
-        columns, matrix = vocabulary.token_columns, vocabulary.label_tokens
+        columns = vocabulary.token_columns
         idf = {token: vocabulary.idf(token) for token in asked}
         known = [token for token in asked if token in columns]
-        shared = matrix[label_ids][:, [columns[t] for t in known]]
+        shared = label_tokens[:, [columns[t] for t in known]]
         covered = shared @ np.asarray([idf[t] for t in known], dtype=np.float32) / sum(idf.values())
-        sizes = np.maximum(np.diff(matrix.indptr)[label_ids], 1)
+        sizes = np.maximum(np.diff(label_tokens.indptr), 1)
         return np.asarray(covered, np.float32).ravel(), (np.asarray(shared.sum(axis=1)).ravel() / sizes).astype(np.float32)
 
     # --- rows --------------------------------------------------------------------------------------

@@ -4,12 +4,15 @@ scispaCy's candidate generator in miniature: each folded label becomes a TF-IDF 
 character 3-grams within word boundaries (scikit-learn's ``char_wb`` analyser), unit length, and
 a query is scored against every label by cosine similarity through the transposed matrix (an
 inverted index: only the postings of the query's n-grams are touched). Saved into the bundle as
-the vocabulary of n-grams, their idf and the sparse label matrix.
+the vocabulary of n-grams, their idf and the sparse label matrix. A query is vectorised by the
+fitted analyser and the saved idf directly (:meth:`CharGramIndex.vector`: the same vector as the
+vectoriser's ``transform``, without its per-call input validation, which cost more than the rest).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,15 +51,21 @@ class CharGramIndex:
         vocabulary = json.loads((directory / "vocabulary.json").read_text(encoding="utf-8"))
         self._postings = sp.load_npz(directory / "labels.npz").tocsr()  # (n-grams, labels)
         self._labels = self._postings.T.tocsr()  # (labels, n-grams), for scoring given labels
-        self._vectorizer = _vectorizer(vocabulary or None)
-        if vocabulary:
-            self._vectorizer.fit([""])  # sets the fixed vocabulary; idf comes from the bundle
-            self._vectorizer.idf_ = np.load(directory / "idf.npy")
+        self._columns: dict[str, int] = vocabulary
+        self._idf = np.load(directory / "idf.npy") if vocabulary else np.empty(0, np.float32)
+        self._analyse = _vectorizer().build_analyzer()
 
     def vector(self, query: str) -> sp.csr_matrix:
-        if not self._postings.shape[0]:
-            return sp.csr_matrix((1, 0), dtype=np.float32)
-        return self._vectorizer.transform([query])
+        """The query's unit TF-IDF vector (sublinear tf, the labels' idf), one row."""
+        width = len(self._columns)
+        counts = Counter(column for gram in self._analyse(query) if (column := self._columns.get(gram)) is not None)
+        if not counts:
+            return sp.csr_matrix((1, width), dtype=np.float32)
+        columns = np.fromiter(sorted(counts), dtype=np.int32, count=len(counts))
+        tf = np.fromiter((counts[c] for c in columns.tolist()), dtype=np.float32, count=len(columns))
+        values = (1.0 + np.log(tf)) * self._idf[columns]
+        values /= np.linalg.norm(values)
+        return sp.csr_matrix((values.astype(np.float32), columns, np.array([0, len(columns)])), shape=(1, width))
 
     def search(self, query: str, k: int, id_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """``(scores, label ids)`` of the ``k`` labels in ``id_range`` most similar to ``query``."""
@@ -70,11 +79,11 @@ class CharGramIndex:
         scores = (vector @ self._postings).tocsr()  # (1, labels), only labels sharing an n-gram
         return scores.indices, scores.data
 
-    def similarity(self, vector: sp.csr_matrix, label_ids: np.ndarray) -> np.ndarray:
-        """Cosine of a query :meth:`vector` with each of ``label_ids``."""
-        if not vector.nnz or not len(label_ids):
-            return np.zeros(len(label_ids), np.float32)
-        return np.asarray((self._labels[label_ids] @ vector.T).todense(), dtype=np.float32).ravel()
+    def similarity(self, vectors: Sequence[sp.csr_matrix], label_ids: np.ndarray) -> np.ndarray:
+        """``(labels, queries)`` cosines of query :meth:`vector` s with each of ``label_ids``."""
+        if not vectors or not len(label_ids) or not any(v.nnz for v in vectors):
+            return np.zeros((len(label_ids), len(vectors)), np.float32)
+        return np.asarray((self._labels[label_ids] @ sp.vstack(vectors).T).todense(), dtype=np.float32)
 
 
 def top(ids: np.ndarray, values: np.ndarray, k: int, id_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:

@@ -66,7 +66,7 @@ class Benchmark(BaseModel):
     available: bool  # the served bundle has the system
 
 
-def _runs(request: Request) -> RunStore:
+async def _runs(request: Request) -> RunStore:
     return RunStore(request.app.state.reader.engine)
 
 

@@ -8,7 +8,6 @@ lists each operation's parameters (``app/api/fhir_schema.py``).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -32,19 +31,18 @@ from app.fhir.translate import translate
 from app.fhir.validate import validate_in_code_system, validate_in_value_set
 
 router = APIRouter(prefix="/fhir", tags=["fhir"], route_class=Route, responses=FHIR_ERROR_RESPONSES)
-_context_lock = threading.Lock()
 
 Operation = Callable[[FhirContext, OperationParams], dict[str, Any]]
 
 
-def _context(request: Request, service: ServiceDep, reader: ReaderDep, settings: SettingsDep) -> FhirContext:
-    """One context per served bundle (a new bundle gets a new one, with fresh caches)."""
+async def _context(request: Request, service: ServiceDep, reader: ReaderDep, settings: SettingsDep) -> FhirContext:
+    """One context per served bundle (a new bundle gets a new one, with fresh caches); on the
+    event loop, so no two requests make one at once."""
     state = request.app.state
-    with _context_lock:
-        context = getattr(state, "fhir", None)
-        if context is None or context.service is not service:
-            context = state.fhir = FhirContext(service, reader, settings)
-        return context
+    context = getattr(state, "fhir", None)
+    if context is None or context.service is not service:
+        context = state.fhir = FhirContext(service, reader, settings)
+    return context
 
 
 ContextDep = Annotated[FhirContext, Depends(_context)]

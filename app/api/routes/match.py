@@ -50,7 +50,7 @@ class JobOut(BaseModel):
     result: dict[str, Any] | None = None  # the JSON answer of POST /match, once done
 
 
-def _jobs(request: Request) -> JobRunner:
+async def _jobs(request: Request) -> JobRunner:
     runner: JobRunner = request.app.state.jobs
     if runner.error:
         raise Unavailable(runner.error)
