@@ -67,6 +67,43 @@ def test_lay_words_sharing_nothing_with_the_name_rank_it_at_the_top(
     assert expected in _top(client, query, "hpo", mode=mode)[:within]
 
 
+HPO_VS = "http://human-phenotype-ontology.org?fhir_vs"
+ICD_VS = "http://hl7.org/fhir/sid/icd-10-cm?fhir_vs"
+
+
+def _expand(client: TestClient, text: str, url: str, count: int = 10) -> list[str]:
+    response = client.get("/fhir/ValueSet/$expand", params={"url": url, "filter": text, "count": count})
+    assert response.status_code == 200, response.text
+    return [entry["code"] for entry in response.json()["expansion"].get("contains", [])]
+
+
+def test_the_autocomplete_ranks_as_a_new_user_expects(client: TestClient) -> None:
+    """The ranking-core issue's acceptance, on the real bundle, as typed into $expand."""
+    assert _expand(client, "tachyc", HPO_VS)[0] == "HP:0001649"
+    assert {"HP:0000365", "HP:0000364"} & set(_expand(client, "can't hear", HPO_VS)[:3])  # or its parent
+    assert "I10" in _expand(client, "hypertens", ICD_VS)[:5]
+    assert _expand(client, "heart att", ICD_VS)[:3] == _top(client, "heart attack", "icd10cm", k=3)
+    codes = _expand(client, "diabetes", ICD_VS, count=50)
+    assert codes and not any("-" in code for code in codes)  # no chapter or block unless asked for
+
+
+def test_misspellings_and_typed_codes_find_their_concept(client: TestClient) -> None:
+    assert _top(client, "pnemonia", "icd10cm")[0][:3] in {f"J{n}" for n in range(12, 19)}
+    assert _top(client, "alzhimers", "icd10cm")[0].startswith("G30")
+    lexical = client.get("/search", params={"q": "pnemonia", "system": "icd10cm", "mode": "lexical"}).json()
+    assert lexical["suggestion"] == "pneumonia"
+    for typed, system, code in [("I21.9", "icd10cm", "I21.9"), ("i219", "icd10cm", "I21.9"), ("HP_0001649", "hpo", "HP:0001649")]:
+        assert _top(client, typed, system)[0] == code
+
+
+def test_only_meaningful_queries_pass_the_default_threshold(client: TestClient) -> None:
+    threshold = {"min_confidence": 0.3}
+    for nonsense in ("asdfgh qwerty", "how to bake bread"):
+        assert client.get("/search", params={"q": nonsense, **threshold}).json()["results"] == []
+    rows = client.get("/search", params={"q": "fast heart rate", "system": "hpo", **threshold}).json()["results"]
+    assert rows[0]["code"] == "HP:0001649"
+
+
 def test_ready_names_the_bundle_and_the_shipped_encoder(client: TestClient) -> None:
     checks = client.get("/ready").json()["checks"]
     assert checks["bundle"]["encoder"] == "termsearch-biolord-minilm-v2"
