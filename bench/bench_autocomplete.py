@@ -35,7 +35,7 @@ BANDS = ((0.0, 0.5, "under half typed"), (0.5, 0.8, "half to 80%"), (0.8, 1.0, "
 
 
 def phrases(service, count: int) -> list[tuple[str, str]]:  # noqa: ANN001
-    lay = [(q, "icd10cm") for q, kind, _ in read_items() if kind == "lay"][:count]
+    lay = [(q, "icd10cm") for q, kind, _ in read_items("a") if kind == "lay"][:count]
     bundle = service.bundle
     start, stop = bundle.systems["hpo"].label_range(False)
     layperson = [i for i in range(start, stop) if bundle.label_kind[i] == "layperson" and len(bundle.label_text[i]) >= 8]

@@ -33,6 +33,14 @@ log = logging.getLogger("termsearch.jobs")
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 
 
+def _job(row: Any) -> Job:
+    return Job(
+        row.id, row.status, row.total, row.done, row.error,
+        row.created_at, row.updated_at, row.finished_at,
+        MatchRequest.model_validate(row.request["request"]), RunInfo.from_dict(row.request["info"]),
+    )
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -71,13 +79,13 @@ class JobStore:
     def get(self, job_id: str) -> Job | None:
         with self.engine.connect() as conn:
             row = conn.execute(select(MatchJobRow).where(MatchJobRow.id == job_id)).first()
-        if row is None:
-            return None
-        return Job(
-            row.id, row.status, row.total, row.done, row.error,
-            row.created_at, row.updated_at, row.finished_at,
-            MatchRequest.model_validate(row.request["request"]), RunInfo.from_dict(row.request["info"]),
-        )
+        return None if row is None else _job(row)
+
+    def latest(self, limit: int) -> list[Job]:
+        """The ``limit`` newest jobs, newest first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(MatchJobRow).order_by(MatchJobRow.created_at.desc(), MatchJobRow.id).limit(limit))
+            return [_job(row) for row in rows]
 
     def run(self, job: Job) -> MatchRun:
         """The job's result so far: its saved chunks in order."""

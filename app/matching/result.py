@@ -48,6 +48,9 @@ class RunInfo:
     model_id: str
     bundle_id: str
     created_at: str  # ISO 8601, UTC
+    # The confidence a top candidate needs to be asserted a close match (SSSOM, the review CSV);
+    # the served default threshold when the request was accepted.
+    threshold: float = 0.3
 
     @classmethod
     def of(cls, run_id: str, request: MatchRequest, resolved: Resolved, service: SearchService) -> RunInfo:
@@ -71,6 +74,7 @@ class RunInfo:
             model_id=service.encoder.id,
             bundle_id=service.bundle.id,
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            threshold=service.settings.confidence_threshold,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,9 +1,13 @@
 """SSSOM/TSV (https://w3id.org/sssom/) of a match: metadata block, then one row per candidate.
 
-Rows: ``skos:closeMatch`` candidates, justified ``semapv:SemanticSimilarityThresholdMatching``
-(dense: cosine over the encoder's vectors) or ``semapv:LexicalMatching`` (lexical), with the
-score as ``similarity_score`` and ``confidence`` (both in [0, 1]); a source without a candidate
-at or above ``min_score`` gets one ``sssom:NoTermFound`` row. ``comment`` names the label pair.
+Rows, for review: each candidate with its ``rank`` (an extension slot), the ranking core's
+calibrated ``confidence`` and the raw ``similarity_score``, justified
+``semapv:SemanticSimilarityThresholdMatching`` (dense: cosine over the encoder's vectors) or
+``semapv:LexicalMatching`` (lexical). Only a top candidate at or above the confidence threshold
+is asserted ``skos:closeMatch``; every other candidate is ``skos:relatedMatch``, a candidate for
+a reviewer, whose ``reviewer_id`` and ``reviewer_label`` columns are left empty to fill in. A
+source without a candidate at or above ``min_score`` gets one ``sssom:NoTermFound`` row.
+``comment`` names the label pair.
 Written by hand (a metadata block and a TSV): sssom-py, which validates it in the tests, would
 bring linkml, rdflib and pandas into the serving image.
 """
@@ -15,10 +19,13 @@ import io
 import json
 
 from app.matching.curies import CurieMap
+from app.matching.matcher import Candidate
 from app.matching.request import MatchMode
 from app.matching.result import TOOL, MatchRun, RunInfo, tool_version
 
-PREDICATE = "skos:closeMatch"
+CLOSE = "skos:closeMatch"  # the top candidate, at or above the confidence threshold
+CANDIDATE = "skos:relatedMatch"  # any other candidate, to be reviewed
+RANK_PROPERTY = "https://w3id.org/termsearch/rank"
 NO_TERM_FOUND = "sssom:NoTermFound"
 LICENSE = "https://w3id.org/sssom/license/unspecified"
 JUSTIFICATION = {
@@ -36,9 +43,12 @@ COLUMNS = (
     "object_id",
     "object_label",
     "mapping_justification",
+    "rank",
     "confidence",
     "similarity_score",
     "similarity_measure",
+    "reviewer_id",
+    "reviewer_label",
     "comment",
 )
 
@@ -54,23 +64,19 @@ def write_sssom(run: MatchRun) -> str:
             if info.source
             else curies.listed(info.source_prefix, info.source_uri, source.id)
         )
-        base = {
-            "subject_id": subject,
-            "subject_label": source.label,
-            "predicate_id": PREDICATE,
-            "mapping_justification": JUSTIFICATION[info.mode],
-        }
+        base = {"subject_id": subject, "subject_label": source.label, "mapping_justification": JUSTIFICATION[info.mode]}
         if not source.candidates:
-            rows.append({**base, "object_id": NO_TERM_FOUND})
+            rows.append({**base, "predicate_id": CANDIDATE, "object_id": NO_TERM_FOUND})
         for candidate in source.candidates:
-            score = f"{candidate.score:.6f}"
             rows.append(
                 {
                     **base,
+                    "predicate_id": predicate(candidate, info),
                     "object_id": curies.concept(info.target.key, info.target.uri, candidate.code),
                     "object_label": candidate.display,
-                    "confidence": score,
-                    "similarity_score": score,
+                    "rank": str(candidate.rank),
+                    "confidence": f"{candidate.confidence:.6f}",
+                    "similarity_score": f"{candidate.score:.6f}",
                     "similarity_measure": MEASURE[info.mode],
                     "comment": f"matched {candidate.source_term!r} to {candidate.matched_term!r}",
                 }
@@ -84,6 +90,11 @@ def write_sssom(run: MatchRun) -> str:
     return out.getvalue()
 
 
+def predicate(candidate: Candidate, info: RunInfo) -> str:
+    """What a candidate may claim: a close match only as the top one, confident enough."""
+    return CLOSE if candidate.rank == 1 and candidate.confidence >= info.threshold else CANDIDATE
+
+
 def _metadata(info: RunInfo, curies: CurieMap) -> str:
     """The metadata block as YAML (values JSON-quoted, which YAML reads as they are)."""
     source = f"{info.source.key} {info.source.version}" if info.source else "listed concepts"
@@ -92,7 +103,8 @@ def _metadata(info: RunInfo, curies: CurieMap) -> str:
         "mapping_set_title": f"{source} matched to {info.target.key} {info.target.version}",
         "mapping_set_description": (
             f"termsearch {info.mode} matching, k={info.k}, min_score={info.min_score}, "
-            f"model {info.model_id}, bundle {info.bundle_id}"
+            f"model {info.model_id}, bundle {info.bundle_id}; {CLOSE} for a top candidate with "
+            f"confidence at least {info.threshold}, else {CANDIDATE} (a candidate to review)"
         ),
         "license": LICENSE,
         "mapping_tool": TOOL,
@@ -104,6 +116,12 @@ def _metadata(info: RunInfo, curies: CurieMap) -> str:
         fields["subject_source_version"] = info.source.version
     lines = ["curie_map:", *(f"  {p}: {json.dumps(uri)}" for p, uri in sorted(curies.prefixes.items()))]
     lines += [f"{key}: {json.dumps(value)}" for key, value in fields.items()]
+    lines += [
+        "extension_definitions:",
+        '  - slot_name: "rank"',
+        f"    property: {json.dumps(RANK_PROPERTY)}",
+        '    type_hint: "xsd:integer"',
+    ]
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import threading
 import time
@@ -84,6 +85,36 @@ def test_a_finished_job_answers_sssom_and_conceptmap(chunked: Settings) -> None:
         resource = ConceptMap.model_validate(fhir.json())
         assert resource.id == result["run_id"]
         assert [e.code for e in resource.group[0].element] == [r["id"] for r in result["results"]]
+
+
+def test_jobs_are_listed_newest_first_with_their_progress(chunked: Settings) -> None:
+    with _app(chunked) as client:
+        first = client.post("/match/jobs", json=BODY).json()["id"]
+        second = client.post("/match/jobs", json={**BODY, "k": 1}).json()["id"]
+        for job_id in (first, second):
+            _wait(client, f"/match/jobs/{job_id}", lambda j: j["status"] == "done")
+        listed = client.get("/match/jobs").json()
+        assert [job["id"] for job in listed] == [second, first]
+        assert all(job["progress"] == {"done": 5, "total": 5} and job["result"] is None for job in listed)
+        assert [job["id"] for job in client.get("/match/jobs", params={"limit": 1}).json()] == [second]
+        refused = client.get("/match/jobs", params={"limit": 0})
+        assert (refused.status_code, refused.json()["detail"]) == (422, "limit: must be between 1 and 1000 (got 0)")
+
+
+def test_a_finished_job_answers_a_review_sheet(chunked: Settings) -> None:
+    with _app(chunked) as client:
+        location = client.post("/match/jobs", json=BODY).headers["location"]
+        result = _wait(client, location, lambda j: j["status"] == "done")["result"]
+        sheet = client.get(location, headers={"accept": "text/csv"})
+        assert sheet.headers["content-type"].startswith("text/csv")
+        assert sheet.headers["content-disposition"] == f'attachment; filename="match-{result["run_id"]}.csv"'
+        rows = list(csv.DictReader(io.StringIO(sheet.text)))
+        expected = [(r["id"], str(c["rank"]), c["code"]) for r in result["results"] for c in r["candidates"]]
+        assert [(row["source_id"], row["rank"], row["target_code"]) for row in rows if row["rank"]] == expected
+        for row in rows:
+            assert row["decision"] == row["reviewer"] == row["note"] == ""
+            confident = row["rank"] == "1" and float(row["confidence"]) >= 0.3
+            assert row["suggested"] == ("close match" if confident else "candidate")
 
 
 def test_formats_wait_for_the_job_and_unknown_jobs_are_404(chunked: Settings, monkeypatch: pytest.MonkeyPatch) -> None:

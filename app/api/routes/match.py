@@ -11,27 +11,31 @@ from functools import partial
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
 from app.api.deps import CancelledDep, ServiceDep, SettingsDep
 from app.api.errors import PROBLEM_RESPONSES
 from app.api.http import Route
+from app.checks import check_range, documented
 from app.errors import Conflict, NotFound, Unavailable
 from app.matching.conceptmap import build_conceptmap
 from app.matching.jobs import DONE, Job, JobRunner
 from app.matching.matcher import Matcher
 from app.matching.request import MatchRequest, resolve
 from app.matching.result import MatchRun, RunInfo
+from app.matching.review import write_review_csv
 from app.matching.sssom import write_sssom
 from app.ops.limits import check_cancelled
 
 router = APIRouter(tags=["match"], route_class=Route)
 
-TSV = "text/tab-separated-values"
-FHIR_JSON = "application/fhir+json"
-FORMATS = {200: {"content": {"application/json": {}, TSV: {}, FHIR_JSON: {}}}}
+TSV = "text/tab-separated-values"  # SSSOM
+CSV = "text/csv"  # the review sheet
+FHIR_JSON = "application/fhir+json"  # ConceptMap
+FORMATS = {200: {"content": {"application/json": {}, TSV: {}, CSV: {}, FHIR_JSON: {}}}}
+FORMAT_NAMES = {TSV: "SSSOM", CSV: "review CSV", FHIR_JSON: "ConceptMap"}
 
 
 class Progress(BaseModel):
@@ -62,12 +66,15 @@ JobsDep = Annotated[JobRunner, Depends(_jobs)]
 
 def _format(request: Request) -> str:
     accept = request.headers.get("accept", "")
-    return next((media for media in (TSV, FHIR_JSON) if media in accept), "application/json")
+    return next((media for media in (TSV, CSV, FHIR_JSON) if media in accept), "application/json")
 
 
 def render(run: MatchRun, media: str) -> Response:
     if media == TSV:
         return Response(write_sssom(run), media_type=f"{TSV}; charset=utf-8")
+    if media == CSV:
+        disposition = f'attachment; filename="match-{run.info.run_id}.csv"'
+        return Response(write_review_csv(run), media_type=f"{CSV}; charset=utf-8", headers={"Content-Disposition": disposition})
     if media == FHIR_JSON:
         return JSONResponse(build_conceptmap(run), media_type=FHIR_JSON)
     return JSONResponse(run.to_json())
@@ -99,10 +106,20 @@ def submit_job(body: MatchRequest, service: ServiceDep, settings: SettingsDep, j
     return JSONResponse(_job_out(job).model_dump(mode="json"), status_code=202, headers={"Location": location})
 
 
+@router.get("/match/jobs", response_model=list[JobOut], responses=PROBLEM_RESPONSES)
+def list_jobs(
+    jobs: JobsDep,
+    limit: Annotated[int, Query(description="How many jobs, newest first (1 to 1000)", **documented(minimum=1, maximum=1000))] = 50,
+) -> JSONResponse:
+    """The newest match jobs with their status and progress (results: ``GET /match/jobs/{id}``)."""
+    check_range(limit, 1, 1000, "limit")
+    return JSONResponse([_job_out(job).model_dump(mode="json") for job in jobs.store.latest(limit)])
+
+
 @router.get("/match/jobs/{job_id}", response_model=JobOut, responses={**FORMATS, 409: PROBLEM_RESPONSES[404], **PROBLEM_RESPONSES})
 def get_job(job_id: str, request: Request, jobs: JobsDep) -> Response:
     """Progress, then (status ``done``) the result: in JSON under ``result``, or the whole answer
-    as SSSOM or ConceptMap by ``Accept`` (409 until the job is done)."""
+    as SSSOM, the review CSV or ConceptMap by ``Accept`` (409 until the job is done)."""
     job = jobs.store.get(job_id)
     if job is None:
         raise NotFound(f"job_id: no match job {job_id!r}", "job_id")
@@ -111,7 +128,7 @@ def get_job(job_id: str, request: Request, jobs: JobsDep) -> Response:
         if job.status != DONE:
             raise Conflict(
                 f"job_id: job {job_id} is {job.status} ({job.done} of {job.total} sources); "
-                f"its {'SSSOM' if media == TSV else 'ConceptMap'} is ready once it is done",
+                f"its {FORMAT_NAMES[media]} is ready once it is done",
                 "job_id",
             )
         return render(jobs.store.run(job), media)
