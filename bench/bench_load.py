@@ -22,6 +22,7 @@ import random
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ from bench.bench_expand import requests_for
 from bench.bench_search import QUERIES
 from bench.common import percentiles, record, rss_mib, uvicorn_server
 
+CLIENT_KEEP_ALIVE_S = 2.0
+
 EXPAND, SEARCH, CONCEPTS = "expand", "search", "concepts"
 PATHS = {EXPAND: "/fhir/ValueSet/$expand", SEARCH: "/search", CONCEPTS: "/concepts/{system}/{code}"}
 GROWTH_LIMIT = 0.10
@@ -43,11 +46,14 @@ class Phase:
     clients: int
     samples: dict[str, list[float]] = field(default_factory=dict)  # route -> ms
     errors: dict[str, int] = field(default_factory=dict)
+    kinds: Counter[str] = field(default_factory=Counter)  # "503 /problems/timeout", "ReadTimeout", ...
     seconds: float = 0.0
 
-    def add(self, route: str, ms: float, ok: bool) -> None:
+    def add(self, route: str, ms: float, error: str | None) -> None:
         self.samples.setdefault(route, []).append(ms)
-        self.errors[route] = self.errors.get(route, 0) + (not ok)
+        self.errors[route] = self.errors.get(route, 0) + (error is not None)
+        if error is not None:
+            self.kinds[error] += 1
 
 
 @dataclass
@@ -96,15 +102,25 @@ async def client_loop(client: httpx.AsyncClient, workload: Workload, mix: dict[s
         path, params = workload.request(route, rng)
         start = time.perf_counter()
         try:
-            ok = (await client.get(path, params=params)).status_code == 200
-        except httpx.HTTPError:
-            ok = False
-        phase.add(route, (time.perf_counter() - start) * 1000, ok)
+            response = await client.get(path, params=params)
+            error = None if response.status_code == 200 else f"{response.status_code} {_problem_type(response)}"
+        except httpx.HTTPError as exc:
+            error = type(exc).__name__
+        phase.add(route, (time.perf_counter() - start) * 1000, error)
+
+
+def _problem_type(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("type") or response.json().get("issue", [{}])[0].get("code", ""))
+    except ValueError:
+        return response.text[:80]
 
 
 async def run_phase(base: str, workload: Workload, mix: dict[str, int], clients: int, seconds: float) -> Phase:
     phase = Phase(clients)
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    # A client must drop an idle connection before the server does (api.keep_alive_s, 5 s): one
+    # reused just as the server closes it fails with a ReadError (the keep-alive race).
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=CLIENT_KEEP_ALIVE_S)
     async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as client:
         start = time.perf_counter()
         deadline = start + seconds
@@ -155,6 +171,7 @@ def report(phases: list[Phase], rss: list[tuple[float, float]], growth: float, m
         f"Mix: {mix_text}; {args.duration:.0f} s per phase; each client sends its next request when answered.",
         f"Server RSS (MiB) every {args.sample:.0f} s: {', '.join(f'{rss_mib:.0f}' for _, rss_mib in rss)}.",
         f"Growth after the {args.warmup:.0f} s warm-up: {growth:+.1%} (limit +{GROWTH_LIMIT:.0%}).",
+        *(f"Errors at {p.clients} clients: {', '.join(f'{n} × {kind}' for kind, n in p.kinds.most_common())}." for p in phases if p.kinds),
         *skipped,
     ]
     return "\n".join(lines)

@@ -101,6 +101,18 @@ async def read_json(request: Request) -> Any:
     return decode_json(raw)
 
 
+async def read_text(request: Request, media: str) -> str:
+    """The request's body as text of the one media type a route takes (else 415), UTF-8."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";", 1)[0].strip().lower() != media:
+        raise UnsupportedMediaType(f"content-type: expected {media} (got {content_type!r})", "content-type")
+    raw = await request.body()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidParameter(f"body: not UTF-8 text (byte {exc.start})", "body") from None
+
+
 def check_single_values(request: Request) -> None:
     """A query parameter given more than once is refused, never silently reduced to one."""
     counts = Counter(name for name, _ in request.query_params.multi_items())

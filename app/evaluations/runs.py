@@ -16,6 +16,7 @@ from app.search.service import Mode, SearchService
 from evaluation.gold import RankingItem
 from evaluation.hierarchy import Hierarchy
 from evaluation.runner import RankingReport, evaluate_ranking
+from indexer.lexical.normalise import label_key
 from indexer.store import StoreReader
 from indexer.store.models import EvaluationRunRow
 
@@ -54,23 +55,41 @@ def evaluate(
     k: int,
     candidates: Collection[str] | None = None,
     check: Callable[[], None] | None = None,
+    leave_out: bool = False,
 ) -> RankingReport:
     """Hits@1/5/10, MRR, graded nDCG@k, per-item ranks and Hits@k by word overlap; ``check`` is
-    called before each item (it raises to stop the run: the request timed out)."""
+    called before each item (it raises to stop the run: the request timed out). With
+    ``leave_out`` (the built-in benchmarks, whose queries are labels of the index) each query's
+    own label is left out of its gold concepts while it is searched: no self-retrieval."""
     depth = k * CANDIDATE_DEPTH if candidates is not None else k
+    gold_of: dict[str, set[str]] = {}
+    for item in items:
+        gold_of.setdefault(item.query, set()).update(item.gold)
 
     def search(query: str) -> list[str]:
         if check is not None:
             check()
-        ranking = service.rank(query, Scope((system,)), depth, mode)
+        excluded = own_labels(service, system, query, gold_of[query]) if leave_out else frozenset()
+        ranking = service.rank(query, Scope((system,), exclude_labels=excluded), depth, mode)
         return [service.bundle.concepts[row.concept].code for row in ranking.rows]
 
     return evaluate_ranking(items, search, gain=hierarchy.gains, k=k, labels=hierarchy.labels, candidates=candidates)
 
 
+def own_labels(service: SearchService, system: str, query: str, gold: Collection[str]) -> frozenset[int]:
+    """The labels of the gold concepts that say what ``query`` says (up to case, word order and
+    "unspecified"): the query's own label, and any copy a knowledge source lent."""
+    bundle, key = service.bundle, label_key(query)
+    rows = [row for code in gold if (row := bundle.concept_index(system, code)) is not None]
+    return frozenset(
+        label for row in rows for label in bundle.concept_labels(row) if label_key(bundle.label_text[label]) == key
+    )
+
+
 @dataclass(frozen=True)
 class RunRecord:
     id: int
+    name: str | None
     benchmark: str | None
     system: str
     mode: str
@@ -98,10 +117,17 @@ class RunStore:
         self.engine = engine
 
     def save(
-        self, report: RankingReport, service: SearchService, system: str, mode: Mode, benchmark: str | None = None
+        self,
+        report: RankingReport,
+        service: SearchService,
+        system: str,
+        mode: Mode,
+        benchmark: str | None = None,
+        name: str | None = None,
     ) -> RunRecord:
         data = report.to_dict()
         values = {
+            "name": name,
             "benchmark": benchmark,
             "system": system,
             "mode": str(mode),

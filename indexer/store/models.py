@@ -144,6 +144,7 @@ class EvaluationRunRow(Base):
     __table_args__ = (Index("ix_evaluation_run_created", "created_at"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(100))  # the caller's name for the run
     benchmark: Mapped[str | None] = mapped_column(String(64))  # None: items posted to /evaluate
     system: Mapped[str] = mapped_column(String(64))
     mode: Mapped[str] = mapped_column(String(16))

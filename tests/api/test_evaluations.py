@@ -104,6 +104,12 @@ def test_a_benchmark_runs_on_the_store_and_is_recorded(client: TestClient, monke
     ]
     assert (run["benchmark"], run["mode"], run["count"]) == ("toy-lay", "lexical", 4)
     assert client.get("/evaluations").json()[0]["benchmark"] == "toy-lay"
+    # Each query's own label is left out of the search: "Fast heart rate" cannot find itself,
+    # and BM25 finds Slow heart rate by its words ("heart rate") before Tachycardia.
+    ranks = {i["query"]: i["rank"] for i in run["items"]}
+    assert ranks["Fast heart rate"] != 1 and ranks["Slow heart rate"] != 1
+    assert ranks["Hearing loss"] == 1  # by its other name, "Hearing impairment"
+    assert run["metrics"]["hits@1"] < 1.0
 
 
 def test_leaf_to_parent_searches_only_the_candidates(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -166,3 +172,42 @@ def test_unknown_benchmarks_runs_and_systems(client: TestClient) -> None:
     assert unloaded.json() == _invalid("name: benchmark 'hpo-lay' runs on hpo, which is not loaded; loaded: toy, toyicd", "name")
     missing = client.get("/evaluations/42")
     assert missing.status_code == 404 and missing.json()["detail"] == "run_id: no evaluation run 42"
+
+
+def test_runs_can_be_named(client: TestClient, fixed: list) -> None:
+    named = client.post("/evaluate", json={"system": "toy", "items": ITEMS, "run_name": "after the MeSH source"}).json()
+    assert named["name"] == "after the MeSH source"
+    assert client.get("/evaluations").json()[0]["name"] == "after the MeSH source"
+    blank = client.post("/evaluate", json={"system": "toy", "items": ITEMS, "run_name": "  "})
+    assert (blank.status_code, blank.json()["detail"]) == (422, "run_name: must not be blank")
+    long = client.post("/evaluate", json={"system": "toy", "items": ITEMS, "run_name": "x" * 101})
+    assert (long.status_code, long.json()["detail"]) == (422, "run_name: longer than 100 characters (101)")
+
+
+def test_a_gold_set_uploaded_as_csv_runs_as_the_same_items_would(client: TestClient, fixed: list) -> None:
+    text = 'query,gold\nfast heart rate,T:2\n"hearing loss",T:4|T:5\n\nslow heart rate,T:3\n'
+    params = {"system": "toy", "mode": "lexical", "run_name": "uploaded"}
+    uploaded = client.post("/evaluate/csv", params=params, content=text, headers={"content-type": "text/csv; charset=utf-8"})
+    assert uploaded.status_code == 200, uploaded.text
+    run = uploaded.json()
+    assert [(i["query"], i["gold"]) for i in run["items"]] == [
+        ("fast heart rate", ["T:2"]), ("hearing loss", ["T:4", "T:5"]), ("slow heart rate", ["T:3"]),
+    ]
+    assert run["name"] == "uploaded" and run["count"] == 3
+    same = [{**item, "gold": ["T:4", "T:5"]} if item["query"] == "hearing loss" else item for item in ITEMS]
+    as_json = client.post("/evaluate", json={"system": "toy", "mode": "lexical", "items": same}).json()
+    assert run["metrics"] == as_json["metrics"]
+
+
+@pytest.mark.parametrize(
+    ("text", "content_type", "status", "detail"),
+    [
+        ("q,g\nx,T:2\n", "text/csv", 422, "body: line 1: expected the header query,gold (got 'q,g')"),
+        ("query,gold\nfast heart rate\n", "text/csv", 422, "body: line 2: expected 2 fields (query, gold), found 1"),
+        ("query,gold\nfast,T:2\n ,T:3\n", "text/csv", 422, "body: line 3: a query and at least one gold code are required"),
+        ("query,gold\nfast,T:2\n", "application/json", 415, "content-type: expected text/csv (got 'application/json')"),
+    ],
+)
+def test_a_malformed_csv_upload_names_its_line(client: TestClient, text: str, content_type: str, status: int, detail: str) -> None:
+    response = client.post("/evaluate/csv", params={"system": "toy"}, content=text, headers={"content-type": content_type})
+    assert (response.status_code, response.json()["detail"]) == (status, detail)

@@ -40,6 +40,31 @@ def test_results_page_plots_the_stored_runs(toy_server: str, page: Page, screens
     expect(page.locator("#runs tbody tr")).to_have_count(2)
     screenshot("plotted")
 
+    # A run's failures: the items not found first, with what came back instead.
+    lexical = runs["lexical"]
+    page.get_by_role("button", name=f"items of run {lexical['id']} not found first").click()
+    expect(page.locator("body")).to_have_attribute("data-failures", str(lexical["id"]))
+    missed = [item for item in lexical["items"] if item["rank"] != 1]
+    rows = page.locator("#failures tbody tr")
+    expect(rows).to_have_count(len(missed))
+    for row, item in zip(rows.all(), missed, strict=True):
+        expect(row.locator("td").first).to_have_text(item["query"])
+        expect(row.locator("td").last).to_have_text(", ".join(item["results"][:5]))
+
+
+def test_named_runs_on_another_gold_set_are_kept_apart(toy_server: str, page: Page) -> None:
+    for name, items in (("baseline", ITEMS), ("icd", [{"query": "high blood pressure", "gold": ["I10"]}])):
+        system = "toy" if name == "baseline" else "toyicd"
+        body = {"system": system, "mode": "dense", "items": items, "run_name": name}
+        assert httpx.post(f"{toy_server}/evaluate", json=body, timeout=30).status_code == 200
+    page.goto(f"{toy_server}/evaluations/view")
+    expect(page.locator("body")).to_have_attribute("data-rendered", "true")
+    expect(page.locator("#legend")).to_have_text("baseline (fake-hash-32 · dense)")
+    expect(page.locator("#runs tbody tr")).to_have_count(1)  # only the chosen gold set's runs
+    page.locator("#dataset").select_option("posted items (toyicd)")
+    expect(page.locator("#legend")).to_have_text("icd (fake-hash-32 · dense)")
+    expect(page.locator("#runs tbody tr td").nth(1)).to_have_text("icd")
+
 
 def test_results_page_without_runs_says_so(toy_server: str, page: Page) -> None:
     page.goto(f"{toy_server}/evaluations/view")

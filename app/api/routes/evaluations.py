@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import threading
 from functools import partial
 from importlib.resources import files
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, Field
 
 from app.api.deps import CancelledDep, ReaderDep, ServiceDep, SettingsDep
 from app.api.errors import PROBLEM_RESPONSES
-from app.api.http import Route
-from app.checks import K, MATCH, QUERY, check_query, check_range, check_system, documented
+from app.api.http import Route, read_text
+from app.checks import K, MATCH, QUERY, check_length, check_query, check_range, check_system, documented
 from app.errors import InvalidParameter, NotFound
 from app.evaluations.runs import RunStore, evaluate, system_hierarchy, unknown_gold
 from app.ops.limits import check_cancelled
@@ -21,6 +25,7 @@ from app.search.service import Mode, SearchService
 from evaluation.benchmarks import BENCHMARKS
 from evaluation.gold import RankingItem
 from indexer.settings import Settings
+from indexer.store import StoreReader
 
 router = APIRouter(tags=["evaluation"], route_class=Route)
 
@@ -30,7 +35,33 @@ class GoldItem(BaseModel):
     gold: list[str] = Field(**documented(min_items=1))
 
 
+RUN_NAME = 100  # characters
+CSV_MEDIA = "text/csv"
+CSV_HEADER = ["query", "gold"]
+
+
+def gold_from_csv(text: str) -> list[GoldItem]:
+    """Items of an uploaded gold set: header ``query,gold``, gold codes separated by ``|``."""
+    rows = csv.reader(io.StringIO(text))
+    header = next(rows, None)
+    if header is None or [h.strip().lower() for h in header] != CSV_HEADER:
+        raise InvalidParameter(f"body: line 1: expected the header query,gold (got {','.join(header or [])!r})", "body")
+    items = []
+    for row in rows:
+        line = rows.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(CSV_HEADER):
+            raise InvalidParameter(f"body: line {line}: expected 2 fields (query, gold), found {len(row)}", "body")
+        gold = [code.strip() for code in row[1].split("|") if code.strip()]
+        if not row[0].strip() or not gold:
+            raise InvalidParameter(f"body: line {line}: a query and at least one gold code are required", "body")
+        items.append(GoldItem(query=row[0].strip(), gold=gold))
+    return items
+
+
 class EvaluateRequest(BaseModel):
+    run_name: str | None = Field(default=None, **documented(max_length=RUN_NAME))  # to tell runs apart
     system: str
     mode: Mode = Mode.HYBRID
     k: int = Field(default=10, **K)
@@ -71,6 +102,13 @@ async def _runs(request: Request) -> RunStore:
 
 
 RunsDep = Annotated[RunStore, Depends(_runs)]
+def _check_name(run_name: str | None) -> None:
+    if run_name is not None:
+        check_length(run_name, RUN_NAME, "run_name")
+        if not run_name.strip():
+            raise InvalidParameter("run_name: must not be blank", "run_name")
+
+
 def _check(service: SearchService, settings: Settings, system: str, k: int) -> None:
     check_system(service.bundle.systems, system, "system")
     check_range(k, 1, settings.search.max_k, "k")
@@ -95,14 +133,47 @@ def evaluate_items(
 ) -> dict[str, Any]:
     """Hits@1/5/10, MRR, graded nDCG@k (3 exact, 2 parent or child, 1 grandparent, grandchild,
     sibling or uncle), per-item ranks, and Hits@k by query–gold word overlap; the run is stored."""
+    return _evaluate(body, service, reader, settings, runs, cancelled)
+
+
+@router.post(
+    "/evaluate/csv",
+    responses=PROBLEM_RESPONSES,
+    openapi_extra={"requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}},
+)
+async def evaluate_csv(
+    request: Request,
+    service: ServiceDep,
+    reader: ReaderDep,
+    settings: SettingsDep,
+    runs: RunsDep,
+    cancelled: CancelledDep,
+    system: Annotated[str, Query(description="The system the gold codes belong to")],
+    mode: Mode = Mode.HYBRID,
+    k: Annotated[int, Query(description="Cut-off of every metric (1 to 100 by default)", **K)] = 10,
+    run_name: Annotated[
+        str | None, Query(description="A name to tell this run apart (at most 100 characters)", **documented(max_length=RUN_NAME))
+    ] = None,
+) -> dict[str, Any]:
+    """``POST /evaluate`` with the gold set uploaded as CSV (``text/csv``): a header ``query,gold``,
+    then one item a line, its gold codes separated by ``|``."""
+    items = gold_from_csv(await read_text(request, CSV_MEDIA))
+    body = EvaluateRequest(run_name=run_name, system=system, mode=mode, k=k, items=items)
+    return await run_in_threadpool(_evaluate, body, service, reader, settings, runs, cancelled)
+
+
+def _evaluate(
+    body: EvaluateRequest, service: SearchService, reader: StoreReader, settings: Settings, runs: RunStore, cancelled: threading.Event
+) -> dict[str, Any]:
     _check(service, settings, body.system, body.k)
+    _check_name(body.run_name)
     items = _items(body, settings)
     missing = unknown_gold(service, body.system, items)
     if missing:
         raise GoldNotInSystem(body.system, service.bundle.systems[body.system].version, missing)
     report = evaluate(service, system_hierarchy(reader, body.system), body.system, items, body.mode, body.k, check=partial(check_cancelled, cancelled))
     check_cancelled(cancelled)  # a caller already answered 503 gets no stored run
-    return runs.save(report, service, body.system, body.mode).to_json()
+    return runs.save(report, service, body.system, body.mode, name=body.run_name).to_json()
 
 
 @router.get("/benchmarks", response_model=list[Benchmark])
@@ -124,8 +195,12 @@ def run_benchmark(
     cancelled: CancelledDep,
     mode: Mode = Mode.HYBRID,
     k: Annotated[int, Query(description="Cut-off of every metric (1 to 100 by default)", **K)] = 10,
+    run_name: Annotated[
+        str | None, Query(description="A name to tell this run apart (at most 100 characters)", **documented(max_length=RUN_NAME))
+    ] = None,
 ) -> dict[str, Any]:
-    """Build the benchmark's items from the store, run them against the served bundle, store the run."""
+    """Build the benchmark's items from the store, run them against the served bundle (each
+    query's own label left out of the search: no self-retrieval), store the run."""
     spec = BENCHMARKS.get(name)
     if spec is None:
         raise NotFound(f"name: unknown benchmark {name!r}; built in: {', '.join(BENCHMARKS)}", "name")
@@ -133,10 +208,12 @@ def run_benchmark(
         known = ", ".join(service.bundle.systems)
         raise InvalidParameter(f"name: benchmark {name!r} runs on {spec.system}, which is not loaded; loaded: {known}", "name")
     _check(service, settings, spec.system, k)
+    _check_name(run_name)
     benchmark = spec.build(reader)
-    report = evaluate(service, benchmark.hierarchy, spec.system, benchmark.items, mode, k, benchmark.candidates, partial(check_cancelled, cancelled))
+    check = partial(check_cancelled, cancelled)
+    report = evaluate(service, benchmark.hierarchy, spec.system, benchmark.items, mode, k, benchmark.candidates, check, leave_out=True)
     check_cancelled(cancelled)
-    return runs.save(report, service, spec.system, mode, benchmark=name).to_json()
+    return runs.save(report, service, spec.system, mode, benchmark=name, name=run_name).to_json()
 
 
 @router.get("/evaluations", responses=PROBLEM_RESPONSES)
