@@ -27,8 +27,15 @@ _URL = {
     "description": "value set: {system uri}?fhir_vs, or {system uri}?fhir_vs=isa/{code} for a subtree",
 }
 
+_VALUE_SET_URL = {
+    **_URL,
+    "required": True,  # by GET; a POSTed Parameters may pass the value set itself as valueSet instead
+    "description": "the value set: implicit ({system}?fhir_vs[=isa/{code}]), or a tx-resource's url (POST)",
+}
+_VALUE_SET_VERSION = {"name": "valueSetVersion", "schema": _TEXT, "description": "the version of the value set named by url"}
 EXPAND = [
-    {**_URL, "required": True},
+    _VALUE_SET_URL,
+    _VALUE_SET_VERSION,
     {
         "name": "filter",
         "schema": {"type": "string", "maxLength": SEARCH.max_query_length},
@@ -49,7 +56,8 @@ EXPAND = [
 ]
 _ABSTRACT = {"name": "abstract", "schema": _BOOLEAN, "description": "false: an abstract code (chapter, block) is not valid"}
 VALUE_SET_VALIDATE = [
-    {**_URL, "required": True},
+    _VALUE_SET_URL,
+    _VALUE_SET_VERSION,
     _SYSTEM,
     _CODE,
     {**_VERSION, "name": "systemVersion"},

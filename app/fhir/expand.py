@@ -27,7 +27,7 @@ from app.fhir.designations import designations, display_in
 from app.checks import check_length, check_range
 from app.errors import TooCostly
 from app.fhir.params import OperationParams
-from app.fhir.valuesets import ValueSetRef, parse_value_set
+from app.fhir.valuesets import ValueSetRef, operation_value_set
 from app.search.service import Ranked
 
 MATCHED_TERM = "urn:termsearch:fhir:matched-term"
@@ -51,7 +51,7 @@ ECHOED = {
 
 def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     limits = context.settings.fhir
-    value_set = parse_value_set(context, params.required_text("url"))
+    value_set = operation_value_set(context, params)
     text = (params.text("filter") or "").strip()
     count, offset = params.integer("count"), params.integer("offset") or 0
     active_only = bool(params.boolean("activeOnly"))
@@ -100,7 +100,10 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     }
     if contains:
         expansion["contains"] = contains
-    return {"resourceType": "ValueSet", "status": "active", "url": value_set.url, "expansion": expansion}
+    resource = {"resourceType": "ValueSet", "status": "active", "url": value_set.url}
+    if value_set.version is not None:
+        resource["version"] = value_set.version
+    return {**resource, "expansion": expansion}
 
 
 def _given(params: OperationParams, name: str) -> Any:

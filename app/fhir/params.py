@@ -78,6 +78,12 @@ class OperationParams:
             if not isinstance(name, str) or not name:
                 raise InvalidParameter(f"body: parameter {number} has no name", f"parameter.{number}")
             given = [(key, value) for key, value in parameter.items() if key.startswith("value")]
+            if "resource" in parameter and not given:  # valueSet, tx-resource
+                resource = parameter["resource"]
+                if not isinstance(resource, dict) or not isinstance(resource.get("resourceType"), str):
+                    raise InvalidParameter(f"{name}: resource must be a FHIR resource (got {_kind(resource)})", name)
+                values.setdefault(name, []).append(resource)
+                continue
             if len(given) != 1:
                 raise InvalidParameter(f"{name}: expected exactly one value[x]", name)
             _check_value(name, *given[0])
@@ -93,6 +99,15 @@ class OperationParams:
     def value(self, name: str) -> Any:
         """The value of ``name`` as given (at most once), of any type."""
         return self._one(name)
+
+    def resources(self, name: str, kind: str) -> list[dict[str, Any]]:
+        """The resources given as ``name`` (POST only), each of ``resourceType`` ``kind``."""
+        values = self._values.get(name, [])
+        for value in values:
+            if not isinstance(value, dict) or value.get("resourceType") != kind:
+                got = value.get("resourceType") if isinstance(value, dict) else _kind(value)
+                raise InvalidParameter(f"{name}: expected a {kind} resource (got {got!r})", name)
+        return values
 
     def text(self, name: str) -> str | None:
         value = self._one(name)

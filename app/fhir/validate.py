@@ -23,7 +23,7 @@ from app.fhir.context import FhirContext
 from app.fhir.designations import displays
 from app.fhir.outcome import issue
 from app.fhir.params import Coding, OperationParams
-from app.fhir.valuesets import ValueSetRef, parse_value_set
+from app.fhir.valuesets import ValueSetRef, operation_value_set
 from indexer.bundle import CatalogConcept, SystemRange
 
 
@@ -78,7 +78,7 @@ def validate_in_code_system(context: FhirContext, params: OperationParams) -> di
 
 
 def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict[str, Any]:
-    value_set = parse_value_set(context, params.required_text("url"))
+    value_set = operation_value_set(context, params)
     givens = _givens(params, "systemVersion")
     rules = _rules(params, value_set, value_set.system.uri if params.boolean("inferSystem") else None)
     checks = [_check(context, given, rules) for given in givens]

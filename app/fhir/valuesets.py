@@ -1,4 +1,6 @@
-"""Implicit value sets, named by URL after their code system (the SNOMED CT convention, applied
+"""The value set an operation works on.
+
+Implicit value sets are named by URL after their code system (the SNOMED CT convention, applied
 to every loaded system):
 
 - ``{system uri}?fhir_vs``: every code of the system;
@@ -6,15 +8,24 @@ to every loaded system):
   ``http://snomed.info/sct?fhir_vs=isa/404684003``,
   ``http://human-phenotype-ontology.org?fhir_vs=isa/HP:0001626``,
   ``http://hl7.org/fhir/sid/icd-10-cm?fhir_vs=isa/I20-I25``.
+
+Explicit ones are ValueSet resources with a ``compose`` (:mod:`app.fhir.compose`): passed inline
+as the ``valueSet`` parameter, or named by ``url`` (and ``valueSetVersion``) among the
+``tx-resource`` parameters, whose value sets also resolve the imports of a compose.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote
 
+from app.errors import InvalidParameter, NotFound
+from app.fhir.compose import compose_rows
 from app.fhir.context import FhirContext, Subtree
-from app.errors import NotFound
+from app.fhir.params import OperationParams
 from app.search.scope import Scope
 from indexer.bundle import SystemRange
 
@@ -22,11 +33,15 @@ ALL_CODES = "fhir_vs"
 IS_A = "fhir_vs=isa/"
 
 
+MAX_IMPORTS = 8  # value sets importing value sets, this deep at most
+
+
 @dataclass(frozen=True)
 class ValueSetRef:
     url: str
     system: SystemRange
     subtree: Subtree | None  # None: every code of the system
+    version: str | None = None  # an explicit value set's own version
 
     def scope(self, include_inactive: bool, exclude: frozenset[int] = frozenset()) -> Scope:
         """The ranking scope of the value set (chapters and blocks left out, as everywhere)."""
@@ -62,3 +77,44 @@ def parse_value_set(context: FhirContext, url: str) -> ValueSetRef:
     if context.bundle.concept_index(system.key, code) is None:
         raise NotFound(f"value set {url!r}: code {code!r} is not in {system.uri} version {system.version}")
     return ValueSetRef(url, system, context.subtree(system, code))
+
+
+def operation_value_set(context: FhirContext, params: OperationParams) -> ValueSetRef:
+    """The value set of an operation: ``valueSet`` inline, else ``url`` (``valueSetVersion``)."""
+    resources = params.resources("tx-resource", "ValueSet")
+    [inline] = params.resources("valueSet", "ValueSet") or [None]
+    if inline is not None:
+        return _explicit(context, inline, resources, "valueSet", 0)
+    return find_value_set(context, params.required_text("url"), params.text("valueSetVersion"), resources)
+
+
+def find_value_set(
+    context: FhirContext, url: str, version: str | None = None, resources: Sequence[dict[str, Any]] = (), depth: int = 0
+) -> ValueSetRef:
+    """An implicit value set by URL, or one of ``resources`` with that ``url`` (and version)."""
+    if depth > MAX_IMPORTS:
+        raise InvalidParameter(f"value set {url!r}: imports nest more than {MAX_IMPORTS} deep", "valueSet")
+    canonical, _, pinned = url.partition("|")
+    version = version or pinned or None
+    found = [r for r in resources if r.get("url") == canonical and version in (None, r.get("version"))]
+    if found:
+        return _explicit(context, found[0], resources, f"value set {canonical}", depth)
+    if version is None:
+        return parse_value_set(context, canonical)
+    raise NotFound(f"value set {canonical!r} version {version!r} is unknown")
+
+
+def _explicit(context: FhirContext, resource: dict[str, Any], resources: Sequence[dict[str, Any]], at: str, depth: int) -> ValueSetRef:
+    url = resource.get("url")
+    if url is not None and not isinstance(url, str):
+        raise InvalidParameter(f"{at}.url: expected a URI", f"{at}.url")
+
+    def imported(canonical: str, where: str) -> tuple[SystemRange, frozenset[int]]:
+        value_set = find_value_set(context, canonical, None, resources, depth + 1)
+        return value_set.system, frozenset(value_set.rows(context, active_only=False))
+
+    if "compose" not in resource:
+        raise InvalidParameter(f"{at}: a value set without compose is not supported", at)
+    system, rows = compose_rows(context, resource["compose"], imported, f"{at}.compose")
+    version = resource.get("version") if isinstance(resource.get("version"), str) else None
+    return ValueSetRef(url or f"urn:uuid:{uuid.uuid4()}", system, Subtree(rows, tuple(sorted(rows))), version)

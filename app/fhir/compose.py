@@ -1,0 +1,173 @@
+"""Explicit value sets: a ValueSet resource's ``compose`` resolved to catalog rows.
+
+An ``include`` (or ``exclude``) names a loaded code system (and, optionally, its loaded version)
+and then either lists ``concept`` codes or ANDs ``filter`` s, else takes every code; its
+``valueSet`` entries (imports) intersect it with other value sets. Includes are united, excludes
+taken away; ``inactive: false`` leaves inactive codes out. Filters:
+
+- on ``concept`` (or ``code``): ``is-a`` (the code and everything below it), ``descendent-of``
+  (below it only), ``is-not-a``, ``=`` (that code), ``in`` / ``not-in`` (comma-separated codes),
+  ``regex`` (the whole code matches);
+- ``=`` on the catalog's properties: ``kind`` (ICD-10-CM ``chapter``, ``block``, ``category``,
+  ``code``), ``billable`` and ``inactive`` (``true`` / ``false``).
+
+One value set draws on one loaded code system (every include names the same one). Anything else
+is refused naming the element (``compose.include[0].filter[1].op``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from app.errors import InvalidParameter, NotFound, UnknownCode
+from app.fhir.context import FhirContext
+from indexer.bundle import SystemRange
+
+Resolve = Callable[[str, str], tuple[SystemRange, frozenset[int]]]
+"""(canonical URL of an imported value set, where it is named) -> its system and rows."""
+
+CONCEPT_PROPERTIES = ("concept", "code")
+FLAGS = {"true": True, "false": False}
+
+
+def compose_rows(context: FhirContext, compose: Any, resolve: Resolve, at: str = "compose") -> tuple[SystemRange, frozenset[int]]:
+    """The system and the catalog rows of a ``compose``."""
+    if not isinstance(compose, dict):
+        raise InvalidParameter(f"{at}: expected an object", at)
+    includes = compose.get("include")
+    if not isinstance(includes, list) or not includes:
+        raise InvalidParameter(f"{at}.include: at least one include is required", f"{at}.include")
+    system: SystemRange | None = None
+    rows: set[int] = set()
+    for number, include in enumerate(includes):
+        system, part = _same(system, *_part(context, include, resolve, f"{at}.include[{number}]"))
+        rows |= part
+    excludes = compose.get("exclude") or []
+    if not isinstance(excludes, list):
+        raise InvalidParameter(f"{at}.exclude: expected a list", f"{at}.exclude")
+    for number, exclude in enumerate(excludes):
+        system, part = _same(system, *_part(context, exclude, resolve, f"{at}.exclude[{number}]"))
+        rows -= part
+    assert system is not None
+    inactive = compose.get("inactive")
+    if inactive is not None and not isinstance(inactive, bool):
+        raise InvalidParameter(f"{at}.inactive: expected true or false", f"{at}.inactive")
+    if inactive is False:
+        active = context.bundle.rows(system.key, include_inactive=False)
+        rows = {row for row in rows if row in active}
+    return system, frozenset(rows)
+
+
+def _same(known: SystemRange | None, system: SystemRange, rows: frozenset[int]) -> tuple[SystemRange, frozenset[int]]:
+    if known is not None and system.key != known.key:
+        raise InvalidParameter(
+            f"compose: a value set over more than one code system ({known.uri}, {system.uri}) is not supported", "compose"
+        )
+    return system, rows
+
+
+def _part(context: FhirContext, part: Any, resolve: Resolve, at: str) -> tuple[SystemRange, frozenset[int]]:
+    """The rows one include or exclude names."""
+    if not isinstance(part, dict):
+        raise InvalidParameter(f"{at}: expected an object", at)
+    imports = part.get("valueSet") or []
+    if not isinstance(imports, list) or not all(isinstance(url, str) for url in imports):
+        raise InvalidParameter(f"{at}.valueSet: expected a list of canonical URLs", f"{at}.valueSet")
+    imported = [resolve(url, f"{at}.valueSet[{n}]") for n, url in enumerate(imports)]
+    uri = part.get("system")
+    if uri is None:
+        if not imported:
+            raise InvalidParameter(f"{at}: names no system and no valueSet", at)
+        system = imported[0][0]
+        rows = frozenset.intersection(*(r for _, r in imported))
+    else:
+        if not isinstance(uri, str):
+            raise InvalidParameter(f"{at}.system: expected a URI", f"{at}.system")
+        system = context.system(uri)
+        version = part.get("version")
+        if version is not None and version != system.version:
+            raise NotFound(f"{at}.version: {uri} version {version!r} is not loaded (loaded: {system.version})")
+        if part.get("concept") and part.get("filter"):
+            raise InvalidParameter(f"{at}: give concept or filter, not both", at)
+        if part.get("concept"):
+            rows = _listed(context, system, part["concept"], f"{at}.concept")
+        else:
+            rows = _filtered(context, system, part.get("filter") or [], f"{at}.filter")
+        for other, more in imported:
+            _same(system, other, more)
+            rows &= more
+    return system, rows
+
+
+def _listed(context: FhirContext, system: SystemRange, concepts: Any, at: str) -> frozenset[int]:
+    if not isinstance(concepts, list):
+        raise InvalidParameter(f"{at}: expected a list", at)
+    rows = set()
+    for number, concept in enumerate(concepts):
+        code = concept.get("code") if isinstance(concept, dict) else None
+        if not isinstance(code, str):
+            raise InvalidParameter(f"{at}[{number}].code: expected a code", f"{at}[{number}].code")
+        rows.add(_row(context, system, code, f"{at}[{number}].code"))
+    return frozenset(rows)
+
+
+def _row(context: FhirContext, system: SystemRange, code: str, at: str) -> int:
+    row = context.bundle.concept_index(system.key, code)
+    if row is None:
+        raise UnknownCode(f"{at}: {code!r} is not in {system.uri} version {system.version}")
+    return row
+
+
+def _filtered(context: FhirContext, system: SystemRange, filters: Any, at: str) -> frozenset[int]:
+    if not isinstance(filters, list):
+        raise InvalidParameter(f"{at}: expected a list", at)
+    every = context.bundle.rows(system.key, include_inactive=True)
+    rows = frozenset(every)
+    for number, item in enumerate(filters):
+        where = f"{at}[{number}]"
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("property", "op", "value")):
+            raise InvalidParameter(f"{where}: expected property, op and value strings", where)
+        rows &= _filter(context, system, every, item["property"], item["op"], item["value"], where)
+    return rows
+
+
+def _filter(
+    context: FhirContext, system: SystemRange, every: range, prop: str, op: str, value: str, at: str
+) -> frozenset[int]:
+    bundle = context.bundle
+    if prop in CONCEPT_PROPERTIES:
+        if op in ("is-a", "descendent-of", "is-not-a"):
+            below = bundle.descendants(_row(context, system, value, f"{at}.value"))
+            if op == "is-a":
+                return below
+            if op == "descendent-of":
+                return below - {bundle.concept_index(system.key, value)}
+            return frozenset(every) - below
+        if op in ("=", "in", "not-in"):
+            codes = [value] if op == "=" else [code.strip() for code in value.split(",") if code.strip()]
+            listed = frozenset(_row(context, system, code, f"{at}.value") for code in codes)
+            return frozenset(every) - listed if op == "not-in" else listed
+        if op == "regex":
+            try:
+                pattern = re.compile(value)
+            except re.error as exc:
+                raise InvalidParameter(f"{at}.value: not a regular expression ({exc})", f"{at}.value") from None
+            return frozenset(row for row in every if pattern.fullmatch(bundle.concepts[row].code))
+        raise InvalidParameter(f"{at}.op: {op!r} on {prop} is not supported (is-a, descendent-of, is-not-a, =, in, not-in, regex)", f"{at}.op")
+    if op != "=":
+        raise InvalidParameter(f"{at}.op: only = is supported on {prop!r}", f"{at}.op")
+    rows = np.arange(every.start, every.stop)
+    if prop == "kind":
+        return frozenset(rows[bundle.kinds[rows] == value].tolist())
+    if prop in ("billable", "inactive"):
+        flag = FLAGS.get(value)
+        if flag is None:
+            raise InvalidParameter(f"{at}.value: {prop} is true or false (got {value!r})", f"{at}.value")
+        if prop == "billable":
+            return frozenset(rows[bundle.billable[rows] == flag].tolist())
+        return frozenset(row for row in every if (not bundle.concepts[row].active) == flag)
+    raise InvalidParameter(f"{at}.property: {prop!r} is not a filterable property (concept, code, kind, billable, inactive)", f"{at}.property")
