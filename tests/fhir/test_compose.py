@@ -103,3 +103,14 @@ def test_a_bad_compose_is_refused_naming_the_element(
     client: TestClient, compose: dict[str, Any], status: int, code: str, tx_code: str, text: str
 ) -> None:
     outcome(_post(client, "expand", {"name": "valueSet", "resource": _vs(compose)}), status, code, tx_code, text)
+
+
+def test_loaded_code_systems_are_read_and_searched(client: TestClient) -> None:
+    toy = resource(client.get("/fhir/CodeSystem/toy"), "CodeSystem")
+    assert (toy["url"], toy["version"], toy["content"], toy["count"]) == (TOY.uri, TOY.version, "not-present", 8)
+    found = resource(client.get("/fhir/CodeSystem", params={"url": TOYICD.uri}), "Bundle")
+    assert found["total"] == 1 and found["entry"][0]["resource"]["id"] == "toyicd"
+    none = resource(client.get("/fhir/CodeSystem", params={"url": TOY.uri, "version": "1999"}), "Bundle")
+    assert none["total"] == 0 and "entry" not in none
+    outcome(client.get("/fhir/CodeSystem/nope"), 404, "not-found", "not-found", "CodeSystem/nope is unknown; loaded: toy, toyicd")
+    assert client.get("/fhir/CodeSystem/$lookup", params={"system": TOY.uri, "code": "T:2"}).status_code == 200

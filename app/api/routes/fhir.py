@@ -21,7 +21,7 @@ from app.api import fhir_schema
 from app.api.fhir_schema import get_operation, post_operation
 from app.api.http import Route, read_json
 from app.errors import Unavailable
-from app.fhir import capabilities
+from app.fhir import capabilities, codesystems
 from app.fhir.codes import lookup
 from app.fhir.context import FhirContext
 from app.fhir.expand import expand
@@ -103,6 +103,22 @@ async def code_system_validate_code(request: Request, context: ContextDep) -> JS
 async def concept_map_translate(request: Request, context: ContextDep) -> JSONResponse:
     """Stored mappings and semantic candidates for ``system``/``code`` into ``targetsystem``/``target``."""
     return await _run(translate, request, context)
+
+
+@router.get("/CodeSystem", response_class=JSONResponse)
+def code_system_search(
+    service: ServiceDep,
+    url: Annotated[str | None, Query(description="the code system's canonical URI")] = None,
+    version: Annotated[str | None, Query(description="its version")] = None,
+) -> JSONResponse:
+    """The loaded code systems with this ``url`` and ``version``, as a searchset Bundle."""
+    return fhir_response(codesystems.search(service.bundle.systems, url, version))
+
+
+@router.get("/CodeSystem/{key}", response_class=JSONResponse)
+def code_system_read(key: str, service: ServiceDep) -> JSONResponse:
+    """A loaded code system by id (its key: ``hpo``, ``icd10cm``), without its concepts."""
+    return fhir_response(codesystems.read(service.bundle.systems, key))
 
 
 @router.get("/metadata", response_class=JSONResponse)

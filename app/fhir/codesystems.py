@@ -1,0 +1,50 @@
+"""The loaded code systems as FHIR CodeSystem resources (read by id, search by url and version):
+their identity and size, no concepts (``content: not-present``; ``$lookup`` and ``$expand``
+give those)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from app.errors import NotFound
+from indexer.bundle import SystemRange
+
+
+def code_system(system: SystemRange) -> dict[str, Any]:
+    return {
+        "resourceType": "CodeSystem",
+        "id": system.key,
+        "url": system.uri,
+        "version": system.version,
+        "name": "".join(part for part in system.key.title() if part.isalnum()),
+        "title": system.name,
+        "status": "active",
+        "content": "not-present",
+        "count": system.concepts,
+    }
+
+
+def read(systems: dict[str, SystemRange], key: str) -> dict[str, Any]:
+    system = systems.get(key)
+    if system is None:
+        raise NotFound(f"CodeSystem/{key} is unknown; loaded: {', '.join(systems)}")
+    return code_system(system)
+
+
+def search(systems: dict[str, SystemRange], url: str | None, version: str | None) -> dict[str, Any]:
+    """A searchset Bundle of the loaded code systems with this ``url`` and ``version`` (each optional)."""
+    found = [s for s in systems.values() if url in (None, s.uri) and version in (None, s.version)]
+    bundle: dict[str, Any] = {
+        "resourceType": "Bundle",
+        "id": str(uuid.uuid4()),
+        "meta": {"lastUpdated": datetime.now(UTC).isoformat(timespec="seconds")},
+        "type": "searchset",
+        "total": len(found),
+    }
+    if found:  # FHIR JSON has no empty arrays
+        bundle["entry"] = [
+            {"fullUrl": f"CodeSystem/{s.key}", "resource": code_system(s), "search": {"mode": "match"}} for s in found
+        ]
+    return bundle
