@@ -68,6 +68,9 @@ class NotFound(ApiError):
     status, slug, title, issue, tx_code = 404, "not-found", "Not found", "not-found", "not-found"
 
 
+NO_ROUTE = "no route serves this path"
+
+
 class UnknownCode(NotFound):
     """A code the code system does not have (FHIR ``$lookup``, ``$translate``)."""
 

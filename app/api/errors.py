@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from app.errors import (
+    NO_ROUTE,
     ApiError,
     Conflict,
     InvalidParameter,
@@ -113,7 +114,7 @@ def http_error(exc: StarletteHTTPException, request: Request) -> ApiError:
         allowed = ", ".join(allowed_methods(request))
         return MethodNotAllowed(f"{request.method} is not allowed here; allowed: {allowed}", headers={"Allow": allowed})
     if exc.status_code == 404:
-        return NotFound("no route serves this path")
+        return NotFound(NO_ROUTE)
     kind = next((kind for kind in _BY_STATUS if kind.status == exc.status_code), ApiError)
     return kind(str(exc.detail), headers=exc.headers)
 

@@ -4,11 +4,10 @@ give those)."""
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 from app.errors import NotFound
+from app.fhir.searchset import searchset
 from indexer.bundle import SystemRange
 
 
@@ -36,15 +35,4 @@ def read(systems: dict[str, SystemRange], key: str) -> dict[str, Any]:
 def search(systems: dict[str, SystemRange], url: str | None, version: str | None) -> dict[str, Any]:
     """A searchset Bundle of the loaded code systems with this ``url`` and ``version`` (each optional)."""
     found = [s for s in systems.values() if url in (None, s.uri) and version in (None, s.version)]
-    bundle: dict[str, Any] = {
-        "resourceType": "Bundle",
-        "id": str(uuid.uuid4()),
-        "meta": {"lastUpdated": datetime.now(UTC).isoformat(timespec="seconds")},
-        "type": "searchset",
-        "total": len(found),
-    }
-    if found:  # FHIR JSON has no empty arrays
-        bundle["entry"] = [
-            {"fullUrl": f"CodeSystem/{s.key}", "resource": code_system(s), "search": {"mode": "match"}} for s in found
-        ]
-    return bundle
+    return searchset([(f"CodeSystem/{s.key}", code_system(s)) for s in found])

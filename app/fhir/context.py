@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from app.errors import NotFound, UnknownCode
+from app.fhir.stored import ValueSetStore
 from app.search.autocomplete import Autocomplete
 from app.search.service import SearchService
 from indexer.bundle import Bundle, CatalogConcept, SystemRange
@@ -35,6 +36,10 @@ class FhirContext:
     @property
     def bundle(self) -> Bundle:
         return self.service.bundle
+
+    @cached_property
+    def value_sets(self) -> ValueSetStore:
+        return ValueSetStore(self.reader.engine)
 
     @cached_property
     def autocomplete(self) -> Autocomplete:

@@ -11,7 +11,8 @@ to every loaded system):
 
 Explicit ones are ValueSet resources with a ``compose`` (:mod:`app.fhir.compose`): passed inline
 as the ``valueSet`` parameter, or named by ``url`` (and ``valueSetVersion``) among the
-``tx-resource`` parameters, whose value sets also resolve the imports of a compose.
+``tx-resource`` parameters, then among the value sets stored on the server
+(:mod:`app.fhir.stored`); both also resolve the imports of a compose.
 """
 
 from __future__ import annotations
@@ -99,9 +100,33 @@ def find_value_set(
     found = [r for r in resources if r.get("url") == canonical and version in (None, r.get("version"))]
     if found:
         return _explicit(context, found[0], resources, f"value set {canonical}", depth)
-    if version is None:
+    if version is None and is_implicit(canonical):
         return parse_value_set(context, canonical)
+    stored = context.value_sets.search(canonical, version)
+    if stored:
+        return _explicit(context, stored[-1], resources, f"value set {canonical}", depth)  # the newest version
+    if version is None:
+        return parse_value_set(context, canonical)  # refused, naming the value sets there are
     raise NotFound(f"value set {canonical!r} version {version!r} is unknown")
+
+
+def is_implicit(url: str) -> bool:
+    query = url.partition("?")[2]
+    return query == ALL_CODES or query.startswith(IS_A)
+
+
+def checked_value_set(context: FhirContext, resource: dict[str, Any]) -> ValueSetRef:
+    """A ValueSet resource to store, resolved against the served bundle (a bad compose is
+    refused before it is stored)."""
+    url = resource.get("url")
+    if not isinstance(url, str) or not url:
+        raise InvalidParameter("url: a stored ValueSet needs a canonical url", "url")
+    if is_implicit(url):
+        raise InvalidParameter(f"url: {url!r} names an implicit value set of a loaded code system", "url")
+    version = resource.get("version")
+    if version is not None and not isinstance(version, str):
+        raise InvalidParameter("version: expected a string", "version")
+    return _explicit(context, resource, (), "ValueSet", 0)
 
 
 def _explicit(context: FhirContext, resource: dict[str, Any], resources: Sequence[dict[str, Any]], at: str, depth: int) -> ValueSetRef:

@@ -171,3 +171,16 @@ class KnowledgeSourceRow(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     terms: Mapped[int] = mapped_column(Integer)
     loaded_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ValueSetRow(Base):
+    """A ValueSet resource stored through the FHIR API (``PUT /fhir/ValueSet/{id}``), as given."""
+
+    __tablename__ = "value_set"
+    __table_args__ = (Index("ix_value_set_url", "url"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    url: Mapped[str] = mapped_column(String(1000))
+    version: Mapped[str | None] = mapped_column(String(64))
+    resource: Mapped[dict[str, Any]] = mapped_column(JSON)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

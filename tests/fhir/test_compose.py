@@ -114,3 +114,43 @@ def test_loaded_code_systems_are_read_and_searched(client: TestClient) -> None:
     assert none["total"] == 0 and "entry" not in none
     outcome(client.get("/fhir/CodeSystem/nope"), 404, "not-found", "not-found", "CodeSystem/nope is unknown; loaded: toy, toyicd")
     assert client.get("/fhir/CodeSystem/$lookup", params={"system": TOY.uri, "code": "T:2"}).status_code == 200
+
+
+HEART = {"include": [{"system": TOY.uri, "filter": [{"property": "concept", "op": "is-a", "value": "T:1"}]}]}
+
+
+def test_a_stored_value_set_is_read_searched_expanded_and_deleted(client: TestClient) -> None:
+    stored = client.put("/fhir/ValueSet/heart", json=_vs(HEART, id="heart"))
+    assert (stored.status_code, stored.headers["location"]) == (201, "ValueSet/heart")
+    assert client.put("/fhir/ValueSet/heart", json=_vs(HEART)).status_code == 200  # replaced
+    read = resource(client.get("/fhir/ValueSet/heart"), "ValueSet")
+    assert (read["id"], read["url"], read["compose"]) == ("heart", CARDIO["url"], HEART)
+    found = resource(client.get("/fhir/ValueSet", params={"url": CARDIO["url"], "version": "1"}), "Bundle")
+    assert [e["resource"]["id"] for e in found["entry"]] == ["heart"]
+    expanded = resource(client.get("/fhir/ValueSet/$expand", params={"url": CARDIO["url"]}), "ValueSet")
+    assert sorted(_codes(expanded)) == ["T:1", "T:2", "T:3", "T:7"]
+    pinned = resource(client.get("/fhir/ValueSet/$expand", params={"url": f"{CARDIO['url']}|1", "filter": "fast heart"}), "ValueSet")
+    assert _codes(pinned)[0] == "T:2"
+    checked = resource(client.get("/fhir/ValueSet/$validate-code", params={"url": CARDIO["url"], "system": TOY.uri, "code": "T:4"}), "Parameters")
+    assert {"name": "result", "valueBoolean": False} in checked["parameter"]
+    created = client.post("/fhir/ValueSet", json={**_vs(HEART), "url": "http://example.org/vs/other"})
+    assert created.status_code == 201 and created.headers["location"].startswith("ValueSet/")
+    assert client.delete("/fhir/ValueSet/heart").status_code == 204
+    outcome(client.get("/fhir/ValueSet/heart"), 404, "not-found", "not-found", "ValueSet/heart is unknown")
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "text"),
+    [
+        ("/fhir/ValueSet/a_b", _vs(HEART), 400, "id: 'a_b' is not a FHIR id (1 to 64 letters, digits, '-' and '.')"),
+        ("/fhir/ValueSet/one", _vs(HEART, id="two"), 400, "id: the resource's id 'two' is not the id in the URL 'one'"),
+        ("/fhir/ValueSet/one", {"resourceType": "CodeSystem"}, 400, "body: expected a ValueSet resource"),
+        ("/fhir/ValueSet/one", {**_vs(HEART), "url": None}, 400, "url: a stored ValueSet needs a canonical url"),
+        ("/fhir/ValueSet/one", _vs({"include": [{"system": TOY.uri, "concept": [{"code": "T:99"}]}]}), 404,
+         f"ValueSet.compose.include[0].concept[0].code: 'T:99' is not in {TOY.uri} version {TOY.version}"),
+    ],
+)
+def test_a_bad_value_set_is_never_stored(client: TestClient, path: str, body: dict[str, Any], status: int, text: str) -> None:
+    response = client.put(path, json=body)
+    assert (response.status_code, response.json()["issue"][0]["details"]["text"]) == (status, text)
+    assert resource(client.get("/fhir/ValueSet"), "Bundle")["total"] == 0

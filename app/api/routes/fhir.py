@@ -8,27 +8,32 @@ lists each operation's parameters (``app/api/fhir_schema.py``).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.convertors import Convertor, register_url_convertor
 
 from app.api.deps import ReaderDep, ServiceDep, SettingsDep
 from app.api.errors import FHIR_ERROR_RESPONSES
 from app.api import fhir_schema
 from app.api.fhir_schema import get_operation, post_operation
 from app.api.http import Route, read_json
-from app.errors import Unavailable
+from app.errors import InvalidParameter, Unavailable
 from app.fhir import capabilities, codesystems
 from app.fhir.codes import lookup
 from app.fhir.context import FhirContext
 from app.fhir.expand import expand
 from app.fhir.outcome import FHIR_JSON
 from app.fhir.params import OperationParams
+from app.fhir.searchset import searchset
+from app.fhir.stored import check_id
 from app.fhir.translate import translate
 from app.fhir.validate import validate_in_code_system, validate_in_value_set
+from app.fhir.valuesets import checked_value_set
 
 router = APIRouter(prefix="/fhir", tags=["fhir"], route_class=Route, responses=FHIR_ERROR_RESPONSES)
 
@@ -135,3 +140,74 @@ def metadata(
         systems = service.bundle.systems.values()
         return fhir_response(capabilities.terminology_capabilities(systems, settings.fhir.base_url))
     return fhir_response(capabilities.capability_statement(settings.fhir.base_url))
+
+
+# --- ValueSet resources stored on the server
+
+
+class _ResourceId(Convertor):
+    """A resource id in a path: anything but an operation (``$expand``), so that an unknown
+    operation or another method on one is routed as before (404, 405 with ``Allow``)."""
+
+    regex = r"[^/$][^/]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("resource_id", _ResourceId())
+
+
+@router.get("/ValueSet", response_class=JSONResponse)
+def value_set_search(
+    context: ContextDep,
+    url: Annotated[str | None, Query(description="the value set's canonical url")] = None,
+    version: Annotated[str | None, Query(description="its version")] = None,
+) -> JSONResponse:
+    """Stored value sets with this ``url`` and ``version``, as a searchset Bundle."""
+    found = context.value_sets.search(url, version)
+    return fhir_response(searchset([(f"ValueSet/{vs['id']}", vs) for vs in found]))
+
+
+@router.get("/ValueSet/{value_set_id:resource_id}", response_class=JSONResponse)
+def value_set_read(value_set_id: str, context: ContextDep) -> JSONResponse:
+    return fhir_response(context.value_sets.get(check_id(value_set_id, "id")))
+
+
+@router.put("/ValueSet/{value_set_id:resource_id}", response_class=JSONResponse, status_code=200)
+async def value_set_update(value_set_id: str, request: Request, context: ContextDep) -> JSONResponse:
+    """Store a ValueSet under this id (201 when new); its compose must resolve against the served bundle."""
+    resource = _value_set_body(await read_json(request), check_id(value_set_id, "id"))
+    return await run_in_threadpool(_store_value_set, context, resource)
+
+
+@router.post("/ValueSet", response_class=JSONResponse, status_code=201)
+async def value_set_create(request: Request, context: ContextDep) -> JSONResponse:
+    """Store a ValueSet under a new id (201 with ``Location``)."""
+    resource = _value_set_body(await read_json(request), None)
+    return await run_in_threadpool(_store_value_set, context, {**resource, "id": uuid.uuid4().hex})
+
+
+@router.delete("/ValueSet/{value_set_id:resource_id}", status_code=204)
+def value_set_delete(value_set_id: str, context: ContextDep) -> Response:
+    context.value_sets.delete(check_id(value_set_id, "id"))
+    return Response(status_code=204)
+
+
+def _value_set_body(body: Any, value_set_id: str | None) -> dict[str, Any]:
+    if not isinstance(body, dict) or body.get("resourceType") != "ValueSet":
+        raise InvalidParameter("body: expected a ValueSet resource", "body")
+    given = body.get("id")
+    if value_set_id is not None and given not in (None, value_set_id):
+        raise InvalidParameter(f"id: the resource's id {given!r} is not the id in the URL {value_set_id!r}", "id")
+    return {**body, "id": value_set_id} if value_set_id is not None else body
+
+
+def _store_value_set(context: FhirContext, resource: dict[str, Any]) -> JSONResponse:
+    checked_value_set(context, resource)
+    created = context.value_sets.put(resource)
+    location = f"ValueSet/{resource['id']}"
+    return JSONResponse(resource, status_code=201 if created else 200, media_type=FHIR_JSON, headers={"Location": location})
