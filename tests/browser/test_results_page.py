@@ -59,11 +59,13 @@ def test_named_runs_on_another_gold_set_are_kept_apart(toy_server: str, page: Pa
         assert httpx.post(f"{toy_server}/evaluate", json=body, timeout=30).status_code == 200
     page.goto(f"{toy_server}/evaluations/view")
     expect(page.locator("body")).to_have_attribute("data-rendered", "true")
-    expect(page.locator("#legend")).to_have_text("baseline (fake-hash-32 · dense)")
-    expect(page.locator("#runs tbody tr")).to_have_count(1)  # only the chosen gold set's runs
-    page.locator("#dataset").select_option("posted items (toyicd)")
+    expect(page.locator("#dataset")).to_have_value("posted items (toyicd)")  # the newest run's gold set first
     expect(page.locator("#legend")).to_have_text("icd (fake-hash-32 · dense)")
+    expect(page.locator("#runs tbody tr")).to_have_count(1)  # only the chosen gold set's runs
     expect(page.locator("#runs tbody tr td").nth(1)).to_have_text("icd")
+    page.locator("#dataset").select_option("posted items (toy)")
+    expect(page.locator("#legend")).to_have_text("baseline (fake-hash-32 · dense)")
+    expect(page.locator("#runs tbody tr td").nth(1)).to_have_text("baseline")
 
 
 def test_results_page_without_runs_says_so(toy_server: str, page: Page) -> None:
