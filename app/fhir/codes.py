@@ -32,7 +32,7 @@ def lookup(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     if detail is None:
         raise UnknownCode(f"code {coding.code!r} is not in the concept store's {system.uri}")
     concept = detail.concept
-    wanted = set(params.texts("property"))
+    wanted = set(params.texts("property")) - {"*"}  # "*" (every property) is the same as none named
     properties: list[tuple[str, dict[str, Any], str | None]] = [
         *(("parent", {"valueCode": p.code}, p.display) for p in detail.parents),
         *(("child", {"valueCode": c.code}, c.display) for c in detail.children),

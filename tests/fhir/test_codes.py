@@ -51,6 +51,14 @@ def test_lookup_by_post_coding_with_a_property_filter(client: TestClient) -> Non
     assert out(answer, "designation") == [] and properties(answer, "parent") == []
 
 
+def test_lookup_property_star_answers_every_property(client: TestClient) -> None:
+    every = resource(client.get(LOOKUP, params={"system": TOYICD.uri, "code": "I10"}), "Parameters")
+    star = resource(client.get(LOOKUP, params={"system": TOYICD.uri, "code": "I10", "property": "*"}), "Parameters")
+    assert star["parameter"] == every["parameter"]
+    assert (properties(star, "billable"), properties(star, "kind"), properties(star, "parent")) == ([True], ["category"], ["I00-I99"])
+    assert out(star, "designation")
+
+
 @pytest.mark.parametrize(
     ("params", "status", "code", "tx_code", "text"),
     [
