@@ -47,6 +47,7 @@ EXPAND = [
     {"name": "includeDesignations", "schema": _BOOLEAN, "description": "list each code's designations"},
     _LANGUAGE,
     {"name": "excludeNotForUI", "schema": _BOOLEAN, "description": "leave out abstract codes (chapters, blocks)"},
+    {"name": "excludeNested", "schema": _BOOLEAN, "description": "a flat list (expansions here always are)"},
     {"name": "abstract", "schema": _BOOLEAN, "description": "false: leave out abstract codes (as excludeNotForUI)"},
     {
         "name": "min_confidence",

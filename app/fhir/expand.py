@@ -44,6 +44,7 @@ ECHOED = {
     "includeDesignations": "valueBoolean",
     "displayLanguage": "valueCode",
     "excludeNotForUI": "valueBoolean",
+    "excludeNested": "valueBoolean",  # honoured whatever its value: expansions are always flat
     "abstract": "valueBoolean",
     "min_confidence": "valueDecimal",
 }

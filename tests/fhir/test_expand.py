@@ -231,3 +231,11 @@ def test_no_bundle_is_a_503_operation_outcome(settings: Settings) -> None:
         body = resource(client.get(EXPAND, params={"url": TOY_VS}), "OperationOutcome", 503)
     assert [(i["severity"], i["code"]) for i in body["issue"]] == [("fatal", "transient")]
     assert body["issue"][0]["details"]["text"].startswith("no search bundle is loaded")
+
+
+def test_exclude_nested_is_honoured_and_echoed(client: TestClient) -> None:
+    body = resource(client.get(EXPAND, params={"url": TOY_VS, "excludeNested": "true"}), "ValueSet")
+    assert {"name": "excludeNested", "valueBoolean": True} in body["expansion"]["parameter"]
+    assert all("contains" not in entry for entry in body["expansion"]["contains"])  # flat
+    outcome(client.get(EXPAND, params={"url": TOY_VS, "excludeNested": "maybe"}), 400, "invalid", "invalid-data",
+            "excludeNested: expected true or false (got 'maybe')")
