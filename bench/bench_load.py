@@ -111,9 +111,10 @@ async def client_loop(client: httpx.AsyncClient, workload: Workload, mix: dict[s
 
 def _problem_type(response: httpx.Response) -> str:
     try:
-        return str(response.json().get("type") or response.json().get("issue", [{}])[0].get("code", ""))
+        body = response.json()
     except ValueError:
         return response.text[:80]
+    return str(body.get("type") or body.get("issue", [{}])[0].get("code", ""))
 
 
 async def run_phase(base: str, workload: Workload, mix: dict[str, int], clients: int, seconds: float) -> Phase:

@@ -102,6 +102,12 @@ async def _runs(request: Request) -> RunStore:
 
 
 RunsDep = Annotated[RunStore, Depends(_runs)]
+KParam = Annotated[int, Query(description="Cut-off of every metric (1 to 100 by default)", **K)]
+RunNameParam = Annotated[
+    str | None, Query(description="A name to tell this run apart (at most 100 characters)", **documented(max_length=RUN_NAME))
+]
+
+
 def _check_name(run_name: str | None) -> None:
     if run_name is not None:
         check_length(run_name, RUN_NAME, "run_name")
@@ -150,10 +156,8 @@ async def evaluate_csv(
     cancelled: CancelledDep,
     system: Annotated[str, Query(description="The system the gold codes belong to")],
     mode: Mode = Mode.HYBRID,
-    k: Annotated[int, Query(description="Cut-off of every metric (1 to 100 by default)", **K)] = 10,
-    run_name: Annotated[
-        str | None, Query(description="A name to tell this run apart (at most 100 characters)", **documented(max_length=RUN_NAME))
-    ] = None,
+    k: KParam = 10,
+    run_name: RunNameParam = None,
 ) -> dict[str, Any]:
     """``POST /evaluate`` with the gold set uploaded as CSV (``text/csv``): a header ``query,gold``,
     then one item a line, its gold codes separated by ``|``."""
@@ -194,10 +198,8 @@ def run_benchmark(
     runs: RunsDep,
     cancelled: CancelledDep,
     mode: Mode = Mode.HYBRID,
-    k: Annotated[int, Query(description="Cut-off of every metric (1 to 100 by default)", **K)] = 10,
-    run_name: Annotated[
-        str | None, Query(description="A name to tell this run apart (at most 100 characters)", **documented(max_length=RUN_NAME))
-    ] = None,
+    k: KParam = 10,
+    run_name: RunNameParam = None,
 ) -> dict[str, Any]:
     """Build the benchmark's items from the store, run them against the served bundle (each
     query's own label left out of the search: no self-retrieval), store the run."""
