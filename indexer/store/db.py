@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import socket
 import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 from alembic import command
@@ -52,51 +53,69 @@ def make_engine(url: str, limits: StoreSettings | None = None) -> Engine:
 
 
 WATCHDOG_GRACE_S = 2.0  # past the server's own statement_timeout
+WATCHED = "watchdog"  # Connection.info key: the DBAPI connection whose statement is watched
 
 
 class Watchdog:
     """Shuts down the socket of a PostgreSQL connection whose statement or pre-ping outlasts
     ``seconds``: the server's ``statement_timeout`` needs a server that answers, and one that
     holds the connection without a byte back would otherwise keep the calling thread for good.
-    The call then fails as a lost connection, which the pool discards."""
+    The call then fails as a lost connection, which the pool discards. One daemon thread, shared
+    by every watched engine, sweeps the running calls' deadlines (a statement only records its
+    deadline: no thread per call, none per engine)."""
+
+    SWEEP_S = 0.25
+    _running: ClassVar[dict[int, tuple[float, Any]]] = {}  # id(DBAPI connection) -> (deadline, connection)
+    _lock = threading.Lock()
+    _sweeper: threading.Thread | None = None
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
+        with Watchdog._lock:
+            if Watchdog._sweeper is None:
+                Watchdog._sweeper = threading.Thread(target=Watchdog._sweep, name="store-watchdog", daemon=True)
+                Watchdog._sweeper.start()
 
     def watch(self, engine: Engine) -> None:
-        event.listen(engine, "before_cursor_execute", lambda conn, *_: self._arm(conn.info, conn.connection.dbapi_connection))
-        event.listen(engine, "after_cursor_execute", lambda conn, *_: self._disarm(conn.info))
+        event.listen(engine, "before_cursor_execute", lambda conn, *_: self._arm(conn.connection.dbapi_connection, conn.info))
+        event.listen(engine, "after_cursor_execute", lambda conn, *_: self._disarm(conn.info.pop(WATCHED, None)))
         event.listen(engine, "handle_error", self._on_error)
         ping = engine.dialect.do_ping
 
         def guarded_ping(dbapi_connection: Any) -> bool:
-            timer = self._timer(dbapi_connection)
+            self._arm(dbapi_connection)
             try:
                 return ping(dbapi_connection)
             finally:
-                timer.cancel()
+                self._disarm(id(dbapi_connection))
 
         engine.dialect.do_ping = guarded_ping  # type: ignore[method-assign]
 
-    def _timer(self, dbapi_connection: Any) -> threading.Timer:
-        timer = threading.Timer(self.seconds, _cut, (dbapi_connection,))
-        timer.daemon = True
-        timer.start()
-        return timer
+    def _arm(self, dbapi_connection: Any, info: dict | None = None) -> None:
+        key = id(dbapi_connection)
+        if info is not None:
+            info[WATCHED] = key  # for the error handler, which cannot reach the DBAPI connection safely
+        with self._lock:
+            self._running[key] = (time.monotonic() + self.seconds, dbapi_connection)
 
-    def _arm(self, info: dict, dbapi_connection: Any) -> None:
-        self._disarm(info)
-        info["watchdog"] = self._timer(dbapi_connection)
-
-    @staticmethod
-    def _disarm(info: dict) -> None:
-        timer = info.pop("watchdog", None)
-        if timer is not None:
-            timer.cancel()
+    def _disarm(self, key: int | None) -> None:
+        with self._lock:
+            self._running.pop(key, None)
 
     def _on_error(self, context: ExceptionContext) -> None:
         if context.connection is not None:
-            self._disarm(context.connection.info)
+            self._disarm(context.connection.info.pop(WATCHED, None))
+
+    @classmethod
+    def _sweep(cls) -> None:
+        while True:
+            time.sleep(cls.SWEEP_S)
+            now = time.monotonic()
+            with cls._lock:
+                due = [key for key, (deadline, _) in cls._running.items() if deadline <= now]
+                overdue = [cls._running.pop(key)[1] for key in due]
+            for dbapi_connection in overdue:
+                _cut(dbapi_connection)
 
 
 def _cut(dbapi_connection: Any) -> None:
