@@ -3,14 +3,17 @@ knowledge source switched on and off.
 
 The first set (``bench/data/everyday_icd10cm.tsv``) was written before the knowledge sources
 were built or tuned; the second (``everyday_icd10cm_b.tsv``, ``--data b``) after the first
-set's results were known and before the MeSH entry terms were added. An item counts as found when a returned code starts with one of its accepted
+set's results were known and before the MeSH entry terms were added; the third
+(``everyday_icd10cm_c.tsv``, ``--data c``) by a helper that saw neither the project's term
+tables nor the other sets nor any result, before the tables' second version was written
+(``--fresh`` keeps only its queries that are in no earlier set). An item counts as found when a returned code starts with one of its accepted
 codes. Items whose query equals a label of ICD-10-CM itself are left out (no self-retrieval).
 
 A source is switched off by leaving its labels out of the ranking (``Scope.exclude_labels``)
 and, for bridges, by the ``search.bridges`` setting (MeSH entry terms: by hiding the bundle's):
 the same bundle, so that only the knowledge differs.
 
-    python bench/bench_everyday.py [--data a|b] [--misses] [--record]
+    python bench/bench_everyday.py [--data a|b|c] [--fresh] [--misses] [--record]
 """
 
 from __future__ import annotations
@@ -30,11 +33,11 @@ from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import Mode, SearchService  # noqa: E402
 from bench.common import record  # noqa: E402
-from indexer.knowledge.abbreviations import read_table  # noqa: E402
+from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS  # noqa: E402
 from indexer.lexical.normalise import fold  # noqa: E402
 from indexer.settings import Settings  # noqa: E402
 
-SETS = {"a": "everyday_icd10cm.tsv", "b": "everyday_icd10cm_b.tsv"}
+SETS = {"a": "everyday_icd10cm.tsv", "b": "everyday_icd10cm_b.tsv", "c": "everyday_icd10cm_c.tsv"}
 SYSTEM = "icd10cm"
 KINDS = ("lay", "abbreviation", "misspelled")
 
@@ -67,6 +70,7 @@ def configurations(service: SearchService) -> dict[str, tuple[frozenset[int], bo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", choices=sorted(SETS), default="a", help="which query set")
+    parser.add_argument("--fresh", action="store_true", help="only the queries no earlier set has")
     parser.add_argument("--misses", action="store_true", help="list the served ranking's misses at 10")
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
@@ -76,9 +80,12 @@ def main() -> None:
     start, stop = bundle.systems[SYSTEM].label_range(True)
     own = {fold(bundle.label_text[i]).strip() for i in range(start, stop) if bundle.label_knowledge[i] is None}
     items = read_items(args.data)
+    if args.fresh:
+        earlier = {fold(q) for name in sorted(SETS)[: sorted(SETS).index(args.data)] for q, _, _ in read_items(name)}
+        items = [item for item in items if fold(item[0]) not in earlier]
     kept = [item for item in items if fold(item[0]).strip() not in own]
-    tabled = {fold(a.text) for a in read_table()}
-    in_table = sum(1 for q, kind, _ in kept if kind == "abbreviation" and fold(q) in tabled)
+    tabled = {kind: {fold(row.text) for row in table.read()} for kind, table in (("abbreviation", ABBREVIATIONS), ("lay", LAY_TERMS))}
+    in_table = {kind: sum(1 for q, k, _ in kept if k == kind and fold(q) in texts) for kind, texts in tabled.items()}
     rows = []
     latency: list[float] = []
     misses: list[str] = []
@@ -108,10 +115,11 @@ def main() -> None:
     header = " | ".join(f"{g} @{k}" for g in (*KINDS, "all") for k in (1, 3, 10))
     body = "\n".join([
         f"Bundle {bundle.id}; knowledge: {bundle.manifest.get('knowledge', {}).get('alignments', {})}.",
-        f"Set {SETS[args.data]}: {len(items)} items written before tuning; {len(items) - len(kept)} left out because the query is a label of "
-        f"ICD-10-CM itself; {len(kept)} kept ({', '.join(f'{k} {n}' for k, n in counts.items())}). "
-        f"{in_table} of the {counts['abbreviation']} abbreviations are rows of the project's abbreviation table "
-        "(written independently, same common usage): read the abbreviation columns with that in mind.",
+        f"Set {SETS[args.data]}{' (only queries in no earlier set)' if args.fresh else ''}: {len(items)} items written before tuning; "
+        f"{len(items) - len(kept)} left out because the query is a label of ICD-10-CM itself; {len(kept)} kept "
+        f"({', '.join(f'{k} {n}' for k, n in counts.items())}). {in_table['abbreviation']} of the abbreviations and "
+        f"{in_table['lay']} of the lay queries are terms of the project's tables (written independently, same common "
+        "usage): read those columns with that in mind.",
         "", f"| knowledge | mode | {header} |", "|---" * 14 + "|", *rows, "",
         f"In-process hybrid latency, all knowledge on, ms: p50 {np.percentile(latency, 50):.1f}, "
         f"p95 {np.percentile(latency, 95):.1f}.",
@@ -119,8 +127,9 @@ def main() -> None:
     if args.misses:
         print("Not first (served, hybrid):", *misses, sep="\n  ")
     if args.record:
-        title = f"Everyday queries into ICD-10-CM ({SETS[args.data]}), knowledge sources on and off"
-        record(title, body, f"python bench/bench_everyday.py --data {args.data} --record")
+        fresh = " --fresh" if args.fresh else ""
+        title = f"Everyday queries into ICD-10-CM ({SETS[args.data]}{fresh}), knowledge sources on and off"
+        record(title, body, f"python bench/bench_everyday.py --data {args.data}{fresh} --record")
     else:
         print(body)
 

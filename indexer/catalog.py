@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from rich.progress import Progress
 
 from indexer.bundle import SystemRange
+from indexer.lexical.normalise import fold
 from indexer.records import Concept, Designation
 from indexer.store import StoreReader, SystemVersion
 
@@ -37,8 +38,9 @@ class Entry:
         return self.kind in ("chapter", "block")
 
     def add(self, designation: Designation) -> bool:
-        """Add a label unless the concept already has that text; True when added."""
-        if any(label.text == designation.text for label in self.labels):
+        """Add a label unless the concept already has that text (case aside); True when added."""
+        text = fold(designation.text).strip()
+        if any(fold(label.text).strip() == text for label in self.labels):
             return False
         self.labels.append(designation)
         return True

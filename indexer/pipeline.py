@@ -41,8 +41,9 @@ from indexer.embeddings import VERSION as EMBEDDINGS_VERSION
 from indexer.embeddings import EmbeddingCache
 from indexer.encoders import Encoder
 from indexer.encoders.manifest import CALIBRATION_FILE
-from indexer.knowledge import abbreviations, mesh
+from indexer.knowledge import mesh
 from indexer.knowledge.enrich import enrich
+from indexer.knowledge.term_tables import TABLES
 from indexer.lexical import Label, lexical_builder
 from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
 from indexer.lexical.chargrams import build_chargrams
@@ -184,7 +185,7 @@ def _inputs(
         "calibration": _calibration_hash(model_dir),
         "embeddings": EMBEDDINGS_VERSION,
         "knowledge": settings.knowledge.model_dump(mode="json"),
-        "abbreviations": sha256_file(abbreviations.TABLE) if settings.knowledge.abbreviations else None,
+        "tables": {t.knowledge: sha256_file(t.path) for t in TABLES if getattr(settings.knowledge, t.knowledge)},
         "mesh": mesh.release() if settings.knowledge.mesh else None,
         "supplements": [
             {"name": k.name, "sha256": k.sha256, "terms": k.terms} for k in reader.knowledge_sources() if k.kind == "supplement"

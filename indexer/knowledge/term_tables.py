@@ -1,0 +1,111 @@
+"""The project's curated term tables, as searchable labels: clinical abbreviations
+(``abbreviations.tsv``: "HTN", "CHF") and everyday wordings (``lay_terms.tsv``: "heart attack",
+"pink eye").
+
+Each row's expansions find their concepts by name (:func:`~indexer.lexical.normalise.label_key`
+equal to a preferred name, exact synonym, inclusion or includes term, or a name an alignment
+lent), in every loaded system; the row's term becomes a designation of the table's type
+(``abbreviation``, ``layperson``) on each, with its origin (table, version, line). A term with
+several meanings (one row each: "PE", "MS") lands on every meaning's concepts, so no single one
+of them is certain (the ranking core's confidence splits).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from indexer.catalog import Catalog, Entry
+from indexer.knowledge.alignment import codable, names
+from indexer.lexical.normalise import label_key
+from indexer.records import Designation, DesignationUse, SourceError
+
+_VERSION = re.compile(r"\bVersion (\d+)\b")
+_ORIGIN = re.compile(r"^.+ v\d+, line \d+: .+? = (?P<first>[^|]+?)(?: \| .*)?$")
+
+
+@dataclass(frozen=True)
+class Row:
+    text: str
+    expansions: tuple[str, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Resolution:
+    labels: int  # designations added
+    unresolved: list[str]  # "MI = myocardial infarction" rows that found no concept
+
+
+@dataclass(frozen=True)
+class TermTable:
+    knowledge: str  # the knowledge source its labels name ("abbreviations")
+    path: Path
+    type: str  # the designation type of its terms
+    title: str  # as origins name it ("abbreviation table")
+    column: str  # its first column's name
+
+    @property
+    def header(self) -> list[str]:
+        return [self.column, "expansions", "note"]
+
+    @cached_property
+    def version(self) -> int:
+        """The table's version, stated on its first line ("... Version 2 (2026-11-24)")."""
+        first = self.path.read_text(encoding="utf-8").partition("\n")[0]
+        if not (found := _VERSION.search(first)):
+            raise SourceError(self.path, 1, "the first line must state the table's version ('Version N')")
+        return int(found.group(1))
+
+    def read(self) -> list[Row]:
+        lines = enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1)
+        rows = [(n, line) for n, line in lines if line.strip() and not line.startswith("#")]
+        out = []
+        for (number, _), fields in zip(rows, csv.reader((line for _, line in rows), delimiter="\t"), strict=True):
+            if fields == self.header:
+                continue
+            if len(fields) != len(self.header):
+                raise SourceError(self.path, number, f"expected {len(self.header)} tab-separated fields, found {len(fields)}")
+            expansions = tuple(e.strip() for e in fields[1].split("|") if e.strip())
+            if not fields[0].strip() or not expansions:
+                raise SourceError(self.path, number, "a term and at least one expansion are required")
+            out.append(Row(fields[0].strip(), expansions, number))
+        return out
+
+    def apply(self, catalog: Catalog, rows: list[Row]) -> Resolution:
+        """Lend each row's term to the concepts its expansions name."""
+        index: dict[str, list[Entry]] = defaultdict(list)
+        for entry in catalog.entries:
+            if codable(entry):
+                for key in dict.fromkeys(label_key(d.text) for d in names(entry, lent=True)):
+                    index[key].append(entry)
+        added, unresolved = 0, []
+        for row in rows:
+            found = {e.row: e for expansion in row.expansions for e in index.get(label_key(expansion), ())}
+            if not found:
+                unresolved.append(f"{row.text} = {row.expansions[0]}")
+            origin = _origin(self, row)
+            for entry in found.values():
+                designation = Designation(row.text, DesignationUse.SYNONYM, "en", "EXACT", self.type, True, origin, self.knowledge)
+                added += entry.add(designation)
+        return Resolution(added, unresolved)
+
+
+def _origin(table: TermTable, row: Row) -> str:
+    return f"{table.title} v{table.version}, line {row.line}: {row.text} = {' | '.join(row.expansions)}"
+
+
+def expansion(origin: str) -> str | None:
+    """The first expansion a term-table label's origin (:func:`_origin`) names."""
+    found = _ORIGIN.match(origin)
+    return found.group("first") if found else None
+
+
+_HERE = Path(__file__).parent
+ABBREVIATIONS = TermTable("abbreviations", _HERE / "abbreviations.tsv", "abbreviation", "abbreviation table", "abbreviation")
+LAY_TERMS = TermTable("lay_terms", _HERE / "lay_terms.tsv", "layperson", "lay-term table", "term")
+TABLES = (ABBREVIATIONS, LAY_TERMS)

@@ -1,0 +1,160 @@
+"""The term tables (abbreviations, lay terms): expansions find their concepts by name, ambiguity
+is kept, a malformed table is refused naming file and line; and an ambiguous query never claims
+certainty."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from indexer.bundle import Bundle, current_bundle
+from indexer.catalog import Catalog, Entry
+from indexer.encoders import FakeEncoder
+from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS, Resolution, TermTable
+from indexer.knowledge.supplements import add_supplement
+from indexer.pipeline import build_bundle
+from indexer.records import Designation, DesignationUse, SourceError
+from indexer.settings import Settings
+from indexer.store import StoreReader
+
+HEADER = "abbreviation\texpansions\tnote\n"
+
+
+def _entry(row: int, code: str, display: str, *synonyms: str) -> Entry:
+    labels = [Designation(display, DesignationUse.PREFERRED), *(Designation(s, scope="EXACT") for s in synonyms)]
+    return Entry(row, "icd", code, display, True, "code", True, [], labels)
+
+
+def _table(tmp_path: Path, rows: str, first: str = "# Abbreviations. Version 3 (2026-11-24)\n") -> TermTable:
+    path = tmp_path / "abbreviations.tsv"
+    path.write_text(first + HEADER + rows, encoding="utf-8")
+    return dataclasses.replace(ABBREVIATIONS, path=path)
+
+
+def test_each_meaning_of_an_ambiguous_abbreviation_gets_it(tmp_path: Path) -> None:
+    catalog = Catalog([], [
+        _entry(0, "I26.99", "Other pulmonary embolism", "Pulmonary embolism NOS"),
+        _entry(1, "J90", "Pleural effusion, not elsewhere classified", "Pleural effusion"),
+        _entry(2, "I10", "Essential (primary) hypertension"),
+    ])
+    table = _table(tmp_path, "PE\tpulmonary embolism\t\nPE\tpleural effusion\t\nXYZ\tnothing at all\t\n")
+    result = table.apply(catalog, table.read())
+    assert (result.labels, result.unresolved) == (2, ["XYZ = nothing at all"])
+    lent = {e.code: [d for d in e.labels if d.knowledge == "abbreviations"] for e in catalog.entries}
+    assert [d.origin for d in lent["I26.99"]] == ["abbreviation table v3, line 3: PE = pulmonary embolism"]
+    assert [d.origin for d in lent["J90"]] == ["abbreviation table v3, line 4: PE = pleural effusion"]
+    assert lent["I10"] == []
+    assert {d.kind for d in lent["J90"]} == {"abbreviation"}
+
+
+def test_a_lay_term_lands_as_a_layperson_designation_with_its_origin(tmp_path: Path) -> None:
+    catalog = Catalog([], [_entry(0, "I21.9", "Acute myocardial infarction, unspecified"), _entry(1, "I10", "Essential (primary) hypertension")])
+    path = tmp_path / "lay_terms.tsv"
+    path.write_text("# Lay terms. Version 1 (2026-11-24)\nterm\texpansions\tnote\nheart attack\tacute myocardial infarction\t\n", encoding="utf-8")
+    table = dataclasses.replace(LAY_TERMS, path=path)
+    assert table.apply(catalog, table.read()) == Resolution(1, [])
+    (lent,) = [d for d in catalog.entries[0].labels if d.knowledge == "lay_terms"]
+    assert (lent.text, lent.kind, lent.origin) == (
+        "heart attack", "layperson", "lay-term table v1, line 3: heart attack = acute myocardial infarction"
+    )
+    assert [d for d in catalog.entries[1].labels if d.knowledge] == []
+
+
+@pytest.mark.parametrize(
+    ("rows", "line", "message"),
+    [
+        ("PE\tpulmonary embolism\n", 3, "expected 3 tab-separated fields, found 2"),
+        ("HTN\thypertension\t\n\tpleural effusion\t\n", 4, "a term and at least one expansion are required"),
+    ],
+)
+def test_a_malformed_table_is_refused_naming_file_and_line(tmp_path: Path, rows: str, line: int, message: str) -> None:
+    table = _table(tmp_path, rows)
+    with pytest.raises(SourceError) as error:
+        table.read()
+    assert str(error.value) == f"{table.path}:{line}: {message}"
+
+
+def test_a_table_without_its_version_is_refused(tmp_path: Path) -> None:
+    table = _table(tmp_path, "PE\tpulmonary embolism\t\n", first="# Abbreviations.\n")
+    with pytest.raises(SourceError) as error:
+        table.version
+    assert str(error.value) == f"{table.path}:1: the first line must state the table's version ('Version N')"
+
+
+def test_the_shipped_tables_read() -> None:
+    abbreviations, lay = ABBREVIATIONS.read(), LAY_TERMS.read()
+    assert len(abbreviations) > 400 and len(lay) > 300
+    assert {a.text for a in abbreviations} >= {"HTN", "CHF", "MI", "PE", "MS", "RA"}
+    assert len([a for a in abbreviations if a.text == "PE"]) > 1  # ambiguous: one row per meaning
+    assert {t.text for t in lay} >= {"heart attack", "pink eye"}
+    assert ABBREVIATIONS.version >= 2 and LAY_TERMS.version >= 1
+
+
+def test_an_ambiguous_query_never_claims_certainty(settings: Settings, toy_reader: StoreReader, tmp_path: Path) -> None:
+    """A site supplement makes "HTN" also a name of I21 here: two meanings in toyicd, so no row
+    of either is more than half certain, while "MI" (one meaning) stays confident."""
+    supplement = tmp_path / "site.csv"
+    supplement.write_text("system,code,term,type,language\ntoyicd,I21,HTN,abbreviation,en\n", encoding="utf-8")
+    add_supplement(toy_reader.engine, supplement, "site")
+    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
+        rows = client.get("/search", params={"q": "HTN", "system": "toyicd", "k": 2}).json()["results"]
+        assert {r["code"] for r in rows} == {"I10", "I21"}
+        assert all(r["confidence"] <= 0.5 for r in rows)
+        service = client.app.state.service
+        assert service.meanings("HTN", ["toyicd"]) == {"toyicd": 2}
+        assert service.meanings("MI", ["toyicd"]) == {"toyicd": 1}
+        mi = client.get("/search", params={"q": "MI", "system": "toyicd", "k": 1}).json()["results"][0]
+        assert mi["code"] == "I21" and mi["confidence"] > 0.5
+
+
+def test_a_table_abbreviation_of_another_system_bridges_unless_left_out(settings: Settings, toy_reader: StoreReader) -> None:
+    """"HTN" is a name of toyicd's I10 only by the abbreviation table: searching toy, it bridges to
+    I10's preferred name; a left-out label bridges nothing."""
+    from app.search.scope import Scope
+
+    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
+        service = client.app.state.service
+        via = "via TOYICD I10 Essential (primary) hypertension: 'HTN'"
+        assert service.bridges("HTN", Scope(("toy",))) == [("Essential (primary) hypertension", via)]
+        assert service.bridges("HTN", Scope(("toyicd",))) == []  # its own system is searched anyway
+        label = next(i for i, text in enumerate(service.bundle.label_text) if text == "HTN")
+        assert service.bridges("HTN", Scope(("toy",), exclude_labels=frozenset({label}))) == []
+
+
+def test_an_abbreviation_among_other_words_is_read_as_what_it_stands_for(
+    settings: Settings, toy_reader: StoreReader, tmp_path: Path
+) -> None:
+    """"acute MI" is also searched as "acute myocardial infarction" (the table's first expansion),
+    and its rows say so; "HTN", of two meanings once a site supplement makes it a name of I21
+    too, is never written out, nor is a query of one word."""
+    supplement = tmp_path / "site.csv"
+    supplement.write_text("system,code,term,type,language\ntoyicd,I21,HTN,abbreviation,en\n", encoding="utf-8")
+    add_supplement(toy_reader.engine, supplement, "site")
+    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
+        service = client.app.state.service
+        read = "abbreviation read: 'mi' as 'myocardial infarction'"
+        assert service.expansions("acute MI") == [("acute myocardial infarction", read)]
+        assert service.expansions("severe HTN") == []
+        assert service.expansions("MI") == []
+        row = client.get("/search", params={"q": "acute MI", "system": "toyicd", "k": 1}).json()["results"][0]
+        assert (row["code"], row["why"]["origin"]) == ("I21", read)
+
+
+def test_the_shipped_lay_terms_land_on_the_toy_with_their_origin(settings: Settings, toy_reader: StoreReader) -> None:
+    """"heart attack" names I21 by the lay-term table; I10 already has "High blood pressure" (an
+    inclusion term), so the table's row adds no second copy; the manifest counts what landed."""
+    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    bundle = Bundle(current_bundle(settings.bundles_dir))
+    lay = {(bundle.concepts[bundle.label_concept[i]].code, bundle.label_text[i]): bundle.label_origin[i]
+           for i in range(len(bundle.label_text)) if bundle.label_knowledge[i] == "lay_terms"}
+    assert lay[("I21", "heart attack")].startswith("lay-term table v1, line ")
+    assert not any(code == "I10" and text.casefold() == "high blood pressure" for code, text in lay)
+    summary = bundle.manifest["knowledge"]["lay_terms"]
+    assert (summary["table"], summary["version"], summary["labels"]) == ("lay_terms.tsv", LAY_TERMS.version, len(lay))
