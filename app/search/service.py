@@ -152,9 +152,9 @@ class SearchService:
         return Vocabulary(self.bundle.label_text)
 
     def warm(self) -> None:
-        """Build the vocabulary, the name index and the vectors' matrix (copied out of an HNSW
-        index: half a second) now, so that no request waits for them."""
-        self.vocabulary  # noqa: B018
+        """Build the vocabulary (with its phonetic keys), the name index and the vectors' matrix
+        (copied out of an HNSW index: half a second) now, so that no request waits for them."""
+        self.vocabulary.by_sound  # noqa: B018
         self._names_by_key  # noqa: B018
         getattr(self.bundle.vectors, "matrix", None)
 

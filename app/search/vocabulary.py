@@ -8,8 +8,9 @@ import math
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
+import jellyfish
 import numpy as np
 from scipy import sparse
 from rapidfuzz import fuzz, process
@@ -18,6 +19,7 @@ from indexer.lexical.normalise import stem, words
 
 MIN_SUGGESTED = 5  # shorter unknown words get no spelling suggestion ("hear" is no typo of "heart")
 SUGGEST_CUTOFF = 80  # rapidfuzz ratio a suggestion needs
+SOUNDS_LIKE_CUTOFF = 60  # the ratio a word that sounds the same needs ("chrons" -> crohn)
 FREQUENCY_WEIGHT = 4.0  # ratio points per tenfold more labels holding a candidate word
 
 
@@ -97,11 +99,31 @@ class Vocabulary:
             return self._words[max(range(lo, hi), key=lambda i: len(self._postings[i]))]
         candidates = [w for w in self._by_initial.get(word[:1], ()) if abs(len(w) - len(word)) <= 2]
         close = process.extract(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF, limit=None)
+        if not close:  # spelt as it sounds: "loopus" (lupus), "numonia" (pneumonia), "chrons" (crohn)
+            close = process.extract(word, self._sounding_like(word), scorer=fuzz.ratio, score_cutoff=SOUNDS_LIKE_CUTOFF, limit=None)
         if not close:
             return None
         # Among close words, the likelier one: similarity plus a prior on how common the word is
         # ("artheritis" → arthritis, held by hundreds of labels, not arteritis, as close but rare).
         return max(close, key=lambda c: c[1] + FREQUENCY_WEIGHT * math.log10(1 + len(self.labels_with(c[0]))))[0]
+
+    @cached_property
+    def by_sound(self) -> dict[str, list[str]]:
+        """Known words by phonetic key (a quarter of a second per 100k words)."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for known in self._words:
+            if known.isalpha() and len(known) >= MIN_SUGGESTED - 1:
+                for key in _sounds(known):
+                    out[key].append(known)
+        return out
+
+    def _sounding_like(self, word: str) -> list[str]:
+        """Known words with the same Metaphone or NYSIIS key as ``word``."""
+        return list(dict.fromkeys(w for key in _sounds(word) for w in self.by_sound.get(key, ())))
+
+
+def _sounds(word: str) -> set[str]:
+    return {f"m:{jellyfish.metaphone(word)}", f"n:{jellyfish.nysiis(word)}"}
 
 
 def _count_in(ids: np.ndarray, ranges: tuple[tuple[int, int], ...]) -> int:

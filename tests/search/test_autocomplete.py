@@ -41,6 +41,15 @@ def test_correction_of_an_unknown_word() -> None:
     assert vocabulary.correction("xyzzyq") is None  # nothing close
 
 
+def test_a_word_spelt_as_it_sounds_is_corrected_though_it_starts_otherwise() -> None:
+    """"numonia" does not start as pneumonia does (edits are only weighed between words of the
+    same first letter), but its Metaphone key (NMN) is the same; nonsense stays uncorrected."""
+    vocabulary = Vocabulary(["Pneumonia", "Tachycardia", "Dystonia", "Diarrhea"])
+    assert vocabulary.correction("numonia") == "pneumonia"
+    assert vocabulary.correction("diarea") == "diarrhea"
+    assert vocabulary.correction("qwxzv") is None
+
+
 @pytest.mark.parametrize(
     ("text", "partial"), [("hearing lo", "lo"), ("Tachyc", "tachyc"), ("hearing ", None), ("fever,", None)]
 )
