@@ -50,6 +50,7 @@ LabelSearch = Callable[[int, tuple[int, int]], tuple[np.ndarray, np.ndarray]]
 """(how many labels, id range) -> (scores, label ids), best first."""
 
 _WORD_SPLIT = re.compile(r"(\W+)")
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,5}s?(?: NOS)?")
 _COS, _CHAR, _WORDS, _LABEL_WORDS, _CODE, _REWRITTEN, _COS_TOP, _CHAR_TOP = range(len(FEATURES))
 NAME_KINDS = frozenset(
     {"preferred", "fsn", "exact synonym", "layperson", "abbreviation", "uk_spelling", "plural_form", "inclusion", "includes"}
@@ -156,6 +157,7 @@ class SearchService:
         (copied out of an HNSW index: half a second) now, so that no request waits for them."""
         self.vocabulary.by_sound  # noqa: B018
         self._names_by_key  # noqa: B018
+        self._abbreviations  # noqa: B018
         getattr(self.bundle.vectors, "matrix", None)
 
     # --- the one entry point ----------------------------------------------------------------------
@@ -216,7 +218,7 @@ class SearchService:
         heading of a MeSH descriptor ``query`` is an entry term of ("cold sore")."""
         searched = set(scope.systems or self.bundle.systems)
         found: dict[int, str] = {}
-        key = label_key(query)
+        key = _name_key(query)
         for label in self._names_by_key.get(key, ()):
             if label in scope.exclude_labels:  # left out labels never match, not even to bridge
                 continue
@@ -260,15 +262,24 @@ class SearchService:
         return bundle.concepts[int(bundle.label_concept[exact[0]])].display
 
     @cached_property
+    def _abbreviations(self) -> np.ndarray:
+        """Per label: is it an abbreviation, by type or by shape ("CJD", "DVT NOS")."""
+        bundle = self.bundle
+        return np.asarray(
+            [kind == "abbreviation" or _ACRONYM.fullmatch(text) is not None for kind, text in zip(bundle.label_kind, bundle.label_text, strict=True)],
+            dtype=bool,
+        )
+
+    @cached_property
     def _names_by_key(self) -> dict[str, list[int]]:
         """Labels that name their concept exactly (not broader, narrower or related synonyms), by
-        :func:`label_key` (built when the service opens)."""
+        :func:`_name_key` (built when the service opens)."""
         bundle = self.bundle
         out: dict[str, list[int]] = {}
         for label, kind in enumerate(bundle.label_kind):
             if kind in NAME_KINDS:
-                out.setdefault(label_key(bundle.label_text[label]), []).append(label)
-        out.pop("", None)
+                out.setdefault(_name_key(bundle.label_text[label]), []).append(label)
+        out.pop("=", None)
         return out
 
     def correct(self, query: str) -> str | None:
@@ -402,12 +413,15 @@ class SearchService:
         weights = np.asarray(self.calibration.weights, dtype=np.float32)
         cosines = self._cosines(asked, label_ids)  # (labels, asked texts), each computed once
         chars = bundle.chargrams.similarity([query.chars for query in asked], label_ids)
+        abbreviations = self._abbreviations[label_ids]
         label_tokens = self.vocabulary.label_tokens[label_ids]
         for number, query in enumerate(asked):
             part = np.zeros_like(per_label)
             part[:, _COS] = cosines[:, number]
             part[:, _CHAR] = chars[:, number]
             part[:, _WORDS], part[:, _LABEL_WORDS] = self._word_overlap(query.tokens, label_tokens)
+            # An abbreviation matches whole or not at all: "DKA" is not like "dkakyk" ("TTH", "ttwzq").
+            part[abbreviations & ~self._said(query.text, label_ids, part[:, _LABEL_WORDS]), _COS : _CHAR + 1] = 0.0
             part[:, _REWRITTEN] = float(query.corrected)
             better = part @ weights > per_label @ weights
             per_label[better] = part[better]
@@ -425,6 +439,16 @@ class SearchService:
             concept_features[:, _CHAR_TOP] = 0.0  # every word is known: no misspelling to favour
         return concept_features, label_ids[best], [asked[number].via for number in source[best].tolist()]
 
+    def _said(self, text: str, label_ids: np.ndarray, label_words: np.ndarray) -> np.ndarray:
+        """Per label: does ``text`` hold each of its words (a label of stop words only, "AS",
+        when ``text`` holds it as a word)."""
+        out = label_words >= 1.0
+        stop_only = np.flatnonzero(np.diff(self.vocabulary.label_tokens[label_ids].indptr) == 0)
+        if stop_only.size:
+            typed = set(_WORD_SPLIT.split(fold(text)))
+            out[stop_only] = [fold(self.bundle.label_text[label]).strip() in typed for label in label_ids[stop_only].tolist()]
+        return out
+
     def meanings(self, query: str, systems: Iterable[str]) -> dict[str, int]:
         """Per system, how many distinct meanings ``query`` is exactly a name of (an ambiguous
         abbreviation such as "PE": pulmonary embolism and pleural effusion). Concepts one above
@@ -432,7 +456,7 @@ class SearchService:
         of the abbreviation table, one lent name)."""
         bundle = self.bundle
         found: dict[str, dict[int, str | None]] = {}
-        for label in self._names_by_key.get(label_key(query), ()):
+        for label in self._names_by_key.get(_name_key(query), ()):
             row = int(bundle.label_concept[label])
             found.setdefault(bundle.concepts[row].system, {})[row] = bundle.label_origin[label]
         out = {}
@@ -524,6 +548,11 @@ class SearchService:
 def _pairs(hits: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
     """A lexical index's (label id, score) hits as (scores, label ids)."""
     return np.fromiter((s for _, s in hits), np.float32, len(hits)), np.fromiter((i for i, _ in hits), np.int64, len(hits))
+
+
+def _name_key(text: str) -> str:
+    """:func:`label_key`, or for a text of stop words only ("AS", "IT") the text itself."""
+    return label_key(text) or f"={fold(text).strip()}"
 
 
 def _replace_word(text: str, word: str, replacement: str) -> str:

@@ -19,7 +19,8 @@ from indexer.lexical.normalise import stem, words
 
 MIN_SUGGESTED = 5  # shorter unknown words get no spelling suggestion ("hear" is no typo of "heart")
 SUGGEST_CUTOFF = 80  # rapidfuzz ratio a suggestion needs
-SOUNDS_LIKE_CUTOFF = 60  # the ratio a word that sounds the same needs ("chrons" -> crohn)
+SOUNDS_LIKE_CUTOFF = 75  # the ratio a word that sounds the same needs ("numonia" -> pneumonia: 87)
+SOUNDS_LIKE_MIN = 6  # shorter unknown words are not matched by sound (too many sound alike)
 FREQUENCY_WEIGHT = 4.0  # ratio points per tenfold more labels holding a candidate word
 
 
@@ -99,7 +100,7 @@ class Vocabulary:
             return self._words[max(range(lo, hi), key=lambda i: len(self._postings[i]))]
         candidates = [w for w in self._by_initial.get(word[:1], ()) if abs(len(w) - len(word)) <= 2]
         close = process.extract(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF, limit=None)
-        if not close:  # spelt as it sounds: "loopus" (lupus), "numonia" (pneumonia), "chrons" (crohn)
+        if not close and len(word) >= SOUNDS_LIKE_MIN:  # spelt as it sounds: "numonia" (pneumonia)
             close = process.extract(word, self._sounding_like(word), scorer=fuzz.ratio, score_cutoff=SOUNDS_LIKE_CUTOFF, limit=None)
         if not close:
             return None
@@ -112,7 +113,7 @@ class Vocabulary:
         """Known words by phonetic key (a quarter of a second per 100k words)."""
         out: dict[str, list[str]] = defaultdict(list)
         for known in self._words:
-            if known.isalpha() and len(known) >= MIN_SUGGESTED - 1:
+            if known.isalpha() and len(known) >= SOUNDS_LIKE_MIN - 1:
                 for key in _sounds(known):
                     out[key].append(known)
         return out

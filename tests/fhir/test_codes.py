@@ -31,7 +31,9 @@ def test_lookup_answers_display_designations_and_properties(client: TestClient) 
     assert out(body, "version") == [TOY.version]
     assert out(body, "display") == [tachycardia.display]
     values = [{p["name"]: p for p in parts}["value"]["valueString"] for parts in out(body, "designation")]
-    assert values == [d.text for d in tachycardia.designations]
+    bundle = client.app.state.service.bundle  # the release's designations, then those knowledge lent
+    lent = [d.text for d in bundle.knowledge_labels(bundle.concept_index("toy", "T:2"))]
+    assert values == [d.text for d in tachycardia.designations] + lent and "tachy" in lent
     assert properties(body, "parent") == tachycardia.parents
     assert properties(body, "definition") == [d.text for d in tachycardia.definitions]
     assert properties(body, "inactive") == [False]

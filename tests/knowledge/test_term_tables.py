@@ -158,3 +158,16 @@ def test_the_shipped_lay_terms_land_on_the_toy_with_their_origin(settings: Setti
     assert not any(code == "I10" and text.casefold() == "high blood pressure" for code, text in lay)
     summary = bundle.manifest["knowledge"]["lay_terms"]
     assert (summary["table"], summary["version"], summary["labels"]) == ("lay_terms.tsv", LAY_TERMS.version, len(lay))
+
+
+def test_an_abbreviation_matches_whole_or_not_at_all(settings: Settings, toy_reader: StoreReader) -> None:
+    """Keyboard mash sharing letters with "HTN" or "HBP" gets nothing from them (no cosine, no
+    character similarity), while "HTN" typed whole, alone or among other words, matches it."""
+    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
+        def rows(q: str) -> list[dict]:
+            return client.get("/search", params={"q": q, "system": "toyicd", "k": 5}).json()["results"]
+
+        assert not any(r["why"]["matched_term"] in ("HTN", "HBP") for r in rows("htnbpq"))
+        assert [(r["code"], r["why"]["matched_term"], r["why"]["char"]) for r in rows("HTN")][0] == ("I10", "HTN", 1.0)
+        assert rows("severe HTN")[0]["code"] == "I10"
