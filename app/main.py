@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from app import ops
 from app.api import errors, http
@@ -33,7 +34,8 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
         app.state.jobs.stop()
         engine.dispose()
 
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc with their assets served here (pinned in the package), no CDN
+        static_url="/web/docs",
         title="termsearch",
         version="0.1.0",
         summary="Semantic search for clinical terminologies",
