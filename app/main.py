@@ -11,8 +11,10 @@ from fastapi_offline import FastAPIOffline
 from app import ops
 from app.api import errors, http
 from app.api.routes import concepts, evaluations, fhir, health, match, search, web
+from app.evaluations.jobs import BenchmarkJobs
 from app.matching.jobs import JobRunner, JobStore
 from app.ops.bundle_watch import open_at_start
+from evaluation.benchmarks import BENCHMARKS
 from indexer.encoders import Encoder
 from indexer.settings import Settings, get_settings
 from indexer.store import StoreReader, make_engine
@@ -29,9 +31,12 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
         open_at_start(app.state, settings, encoder)  # current, else the newest older bundle that opens
         app.state.jobs = JobRunner(JobStore(engine), lambda: app.state.service, app.state.reader, settings)
         app.state.jobs.start()  # resumes the jobs a previous process left unfinished, once the store answers
+        app.state.benchmark_jobs = BenchmarkJobs(lambda: app.state.service, app.state.reader, BENCHMARKS)
+        app.state.benchmark_jobs.start()
         async with ops.watch_bundle(app, settings, encoder):
             yield
         app.state.jobs.stop()
+        app.state.benchmark_jobs.stop()
         engine.dispose()
 
     app = FastAPIOffline(  # /docs and /redoc with their assets served here (pinned in the package), no CDN

@@ -11,6 +11,8 @@ replaced), with the toy hierarchy's graded gains:
 from __future__ import annotations
 
 import math
+import time
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -90,14 +92,30 @@ def test_runs_are_stored_and_listed_newest_first(client: TestClient, fixed: list
     assert second["metrics"]["hits@5"] == 1.0 and "hits@10" not in second["metrics"]
 
 
+def _run_benchmark(client: TestClient, name: str, **params: Any) -> dict:
+    """Start the benchmark's job (202 at once), wait for it, and read its stored run."""
+    response = client.post(f"/benchmarks/{name}/run", params=params)
+    assert response.status_code == 202, response.text
+    job = response.json()
+    assert (job["benchmark"], job["status"]) == (name, "queued")
+    assert response.headers["location"] == f"/benchmarks/jobs/{job['id']}"
+    deadline = time.monotonic() + 60
+    while job["status"] in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        job = client.get(response.headers["location"]).json()
+    assert job["status"] == "done", job
+    assert job["progress"]["done"] == job["progress"]["total"] > 0
+    assert client.get("/benchmarks/jobs").json()[0]["id"] == job["id"]
+    return client.get(f"/evaluations/{job['run_id']}").json()
+
+
 def test_a_benchmark_runs_on_the_store_and_is_recorded(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = BenchmarkSpec("toy-lay", "toy", "toy layperson synonyms", "layperson")
     monkeypatch.setitem(benchmarks.BENCHMARKS, spec.name, spec)
     listed = {b["name"]: b for b in client.get("/benchmarks").json()}
     assert listed["toy-lay"]["available"] is True and listed["hpo-lay"]["available"] is False
-    response = client.post("/benchmarks/toy-lay/run", params={"mode": "lexical"})
-    assert response.status_code == 200, response.text
-    run = response.json()
+    run = _run_benchmark(client, "toy-lay", mode="lexical", run_name="lexical baseline")
+    assert run["name"] == "lexical baseline"
     # every layperson synonym of the toy system, each asked for its own concept
     assert [(i["query"], i["gold"][0]) for i in run["items"]] == [
         ("Fast heart rate", "T:2"), ("Slow heart rate", "T:3"), ("Hearing loss", "T:4"), ("Whooshing heart sound", "T:7"),
@@ -115,7 +133,7 @@ def test_a_benchmark_runs_on_the_store_and_is_recorded(client: TestClient, monke
 def test_leaf_to_parent_searches_only_the_candidates(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = BenchmarkSpec("toy-l2p", "toy", "toy leaves → parents", None)
     monkeypatch.setitem(benchmarks.BENCHMARKS, spec.name, spec)
-    run = client.post("/benchmarks/toy-l2p/run", params={"mode": "dense", "k": 3}).json()
+    run = _run_benchmark(client, "toy-l2p", mode="dense", k=3)
     non_leaves = {"T:0", "T:1", "T:5"}
     assert {i["query"] for i in run["items"]} == {"Tachycardia", "Bradycardia", "Heart murmur", "Hearing impairment"}
     assert all(set(i["results"]) <= non_leaves for i in run["items"])
@@ -170,6 +188,7 @@ def test_unknown_benchmarks_runs_and_systems(client: TestClient) -> None:
     unloaded = client.post("/benchmarks/hpo-lay/run")
     assert unloaded.status_code == 422
     assert unloaded.json() == _invalid("name: benchmark 'hpo-lay' runs on hpo, which is not loaded; loaded: toy, toyicd", "name")
+    assert client.get("/benchmarks/jobs/nope").json()["detail"] == "job_id: no benchmark job 'nope'"
     missing = client.get("/evaluations/42")
     assert missing.status_code == 404 and missing.json()["detail"] == "run_id: no evaluation run 42"
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 
 from app.api.deps import CancelledDep, ReaderDep, ServiceDep, SettingsDep
@@ -19,6 +19,7 @@ from app.api.errors import PROBLEM_RESPONSES
 from app.api.http import Route, read_text
 from app.checks import K, MATCH, QUERY, check_length, check_query, check_range, check_system, documented
 from app.errors import InvalidParameter, NotFound
+from app.evaluations.jobs import BenchmarkJobs
 from app.evaluations.runs import RunStore, evaluate, system_hierarchy, unknown_gold
 from app.ops.limits import check_cancelled
 from app.search.service import Mode, SearchService
@@ -189,20 +190,26 @@ def benchmarks(service: ServiceDep) -> list[Benchmark]:
     ]
 
 
-@router.post("/benchmarks/{name}/run", responses=PROBLEM_RESPONSES)
+async def _benchmark_jobs(request: Request) -> BenchmarkJobs:
+    return request.app.state.benchmark_jobs
+
+
+BenchmarkJobsDep = Annotated[BenchmarkJobs, Depends(_benchmark_jobs)]
+
+
+@router.post("/benchmarks/{name}/run", status_code=202, responses=PROBLEM_RESPONSES)
 def run_benchmark(
     name: str,
     service: ServiceDep,
-    reader: ReaderDep,
     settings: SettingsDep,
-    runs: RunsDep,
-    cancelled: CancelledDep,
+    jobs: BenchmarkJobsDep,
     mode: Mode = Mode.HYBRID,
     k: KParam = 10,
     run_name: RunNameParam = None,
-) -> dict[str, Any]:
-    """Build the benchmark's items from the store, run them against the served bundle (each
-    query's own label left out of the search: no self-retrieval), store the run."""
+) -> JSONResponse:
+    """Start a job that builds the benchmark's items from the store and runs them against the
+    served bundle (each query's own label left out of the search: no self-retrieval); answers
+    202 at once with the job, to poll at ``Location``; the finished run is stored (``run_id``)."""
     spec = BENCHMARKS.get(name)
     if spec is None:
         raise NotFound(f"name: unknown benchmark {name!r}; built in: {', '.join(BENCHMARKS)}", "name")
@@ -211,11 +218,27 @@ def run_benchmark(
         raise InvalidParameter(f"name: benchmark {name!r} runs on {spec.system}, which is not loaded; loaded: {known}", "name")
     _check(service, settings, spec.system, k)
     _check_name(run_name)
-    benchmark = spec.build(reader)
-    check = partial(check_cancelled, cancelled)
-    report = evaluate(service, benchmark.hierarchy, spec.system, benchmark.items, mode, k, benchmark.candidates, check, leave_out=True)
-    check_cancelled(cancelled)
-    return runs.save(report, service, spec.system, mode, benchmark=name, name=run_name).to_json()
+    job = jobs.submit(name, mode, k, run_name)
+    return JSONResponse(job.to_json(), status_code=202, headers={"Location": f"/benchmarks/jobs/{job.id}"})
+
+
+@router.get("/benchmarks/jobs", responses=PROBLEM_RESPONSES)
+def list_benchmark_jobs(
+    jobs: BenchmarkJobsDep,
+    limit: Annotated[int, Query(description="How many jobs, newest first (1 to 200)", **documented(minimum=1, maximum=200))] = 50,
+) -> list[dict[str, Any]]:
+    """This process's benchmark jobs, newest first, with status and progress."""
+    check_range(limit, 1, 200, "limit")
+    return [job.to_json() for job in jobs.latest(limit)]
+
+
+@router.get("/benchmarks/jobs/{job_id}", responses=PROBLEM_RESPONSES)
+def get_benchmark_job(job_id: str, jobs: BenchmarkJobsDep) -> dict[str, Any]:
+    """A benchmark job's status and progress; once ``done``, ``run_id`` names its stored run."""
+    job = jobs.get(job_id)
+    if job is None:
+        raise NotFound(f"job_id: no benchmark job {job_id!r}", "job_id")
+    return job.to_json()
 
 
 @router.get("/evaluations", responses=PROBLEM_RESPONSES)
