@@ -10,7 +10,7 @@ from fastapi_offline import FastAPIOffline
 
 from app import ops
 from app.api import errors, http
-from app.api.routes import concepts, evaluations, fhir, health, match, search, web
+from app.api.routes import browse, concepts, evaluations, fhir, health, match, search, web
 from app.evaluations.jobs import BenchmarkJobs
 from app.matching.jobs import JobRunner, JobStore
 from app.ops.bundle_watch import open_at_start
@@ -50,7 +50,7 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
     errors.install(app)
     ops.install(app, settings)
     http.install(app)  # after ops: HEAD and the security headers cover their answers too
-    for module in (search, concepts, match, evaluations, health, fhir, web):
+    for module in (search, concepts, match, evaluations, health, fhir, web, browse):
         app.include_router(module.router)
     return app
 
