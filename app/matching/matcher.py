@@ -70,7 +70,7 @@ class Matcher:
 
     def _matches(self, source: Source, target: Target, k: int, mode: MatchMode) -> list[LabelMatch]:
         own = frozenset() if source.concept is None else frozenset({source.concept})
-        scope = Scope((target.system,), target.allowed, own)
+        scope = Scope((target.system,), target.allowed, own, billable=target.billable)
         if mode is MatchMode.DENSE:
             return match_labels(self.service, source.labels, scope, k, Mode.DENSE)
         texts = self.service.bundle.label_text

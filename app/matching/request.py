@@ -45,6 +45,9 @@ class MatchRequest(BaseModel):
         default=0.0, description="candidates whose calibrated confidence is below are left out (0 to 1)", **FRACTION
     )
     mode: MatchMode = MatchMode.DENSE
+    billable_only: bool = Field(
+        default=True, description="where the target system says which codes are billable (ICD-10-CM), only those"
+    )
     # How listed sources (``concepts``) are written as CURIEs and FHIR codes: PREFIX:id.
     source_prefix: str = Field(default="local", pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$")
     source_uri: str = Field(default="urn:termsearch:local:", min_length=1)
@@ -61,6 +64,7 @@ class Source:
 class Target:
     system: str
     allowed: frozenset[int] | None  # catalog rows of the subtree; None: the whole system
+    billable: bool | None = None  # True: billable codes only (a code to record)
 
     def ranges(self, service: SearchService) -> list[tuple[int, int]]:
         return [service.bundle.systems[self.system].label_range(include_inactive=False)]
@@ -82,7 +86,9 @@ def resolve(
     check_range(request.min_score, 0, 1, "min_score")
     check_range(request.min_confidence, 0, 1, "min_confidence")
     check_system(service.bundle.systems, request.target_system, "target_system")
-    target = Target(request.target_system, _subtree(service, request.target_system, request.target_ancestor, "target_ancestor"))
+    allowed = _subtree(service, request.target_system, request.target_ancestor, "target_ancestor")
+    states = any(service.bundle.concepts[row].billable is not None for row in service.bundle.rows(request.target_system, False))
+    target = Target(request.target_system, allowed, True if request.billable_only and states else None)
     if (request.concepts is None) == (request.source_system is None):
         raise InvalidParameter("concepts: give either concepts or source_system", "concepts")
     if request.concepts is not None:

@@ -149,6 +149,20 @@ def test_whole_system_source_never_matches_itself(client: TestClient) -> None:
         assert len(result["candidates"]) == 3
 
 
+def test_a_target_that_states_billability_is_matched_to_billable_codes_unless_asked(client: TestClient) -> None:
+    """I21 (a category, not billable) is never a candidate in toyicd by default; its billable
+    child I21.0 is. With billable_only false every code may be; HPO-like targets state nothing."""
+    sources = [{"id": "L1", "labels": ["acute myocardial infarction"]}]
+    default = _match(client, target_system="toyicd", concepts=sources, k=10)
+    codes = {c["code"] for c in default["results"][0]["candidates"]}
+    assert "I21" not in codes and "I21.0" in codes
+    assert all(c["billable"] for c in default["results"][0]["candidates"])
+    every = _match(client, target_system="toyicd", concepts=sources, k=10, billable_only=False)
+    assert "I21" in {c["code"] for c in every["results"][0]["candidates"]}
+    toy = _match(client, target_system="toy", concepts=sources, k=3)
+    assert len(toy["results"][0]["candidates"]) == 3
+
+
 def test_subtrees_on_both_sides(client: TestClient) -> None:
     body = _match(client, target_system="toy", target_ancestor="T:1", source_system="toyicd", source_ancestor="I21", k=10)
     assert [r["id"] for r in body["results"]] == ["I21", "I21.0"]
