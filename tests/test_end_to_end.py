@@ -148,3 +148,14 @@ def test_setup_again_changes_nothing(client: TestClient) -> None:
     assert "skipped: hpo 2025-01-16 is already in the store" in said
     assert "skipped: icd10cm 2026 is already in the store" in said
     assert "already has these inputs; nothing to do" in said
+
+
+def test_the_readme_search_example_is_what_the_service_answers(client: TestClient) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = readme.split("```json", 1)[1].split("```", 1)[0]
+    row = client.get("/search", params={"q": "fast heart rate", "system": "hpo", "k": 3}).json()["results"][0]
+    for field in ("code", "display", "matched_term"):
+        assert f'"{field}": "{row[field]}"' in example
+    shown = float(example.split('"confidence": ', 1)[1].split(",", 1)[0])
+    assert abs(shown - row["confidence"]) <= 0.01, (shown, row["confidence"])
+    assert f'"matched_type": "{row["why"]["matched_type"]}"' in example
