@@ -13,6 +13,11 @@
 ``result`` is true when there is a stored or aligned match; semantic candidates alone leave it
 false (with a ``message``), as they are unreviewed.
 
+With ``reverse``, the matches are the concepts that map *to* the given one: the inactive
+concepts whose historical associations name it (``wider`` read back as ``narrower``), the
+alignments (which hold both ways) and semantic candidates (ranked the same way). A concept's own
+xrefs state a mapping one way only, so they are not listed then.
+
 The target is ``targetsystem`` (a code system URI) or ``target`` (a value set URL, e.g. a
 subtree); without either, every loaded system but the source's gets semantic candidates.
 """
@@ -46,6 +51,7 @@ ASSOCIATION_EQUIVALENCE = {
     "possibly_equivalent_to": "inexact",
     "was_a": "wider",
 }
+REVERSED = {"wider": "narrower", "narrower": "wider", "subsumes": "specializes", "specializes": "subsumes"}
 # Systems whose xrefs state synonymy: the UMLS-wide system's are the codes of the CUI's own atoms.
 SYNONYMOUS_XREFS = frozenset({"umls"})
 
@@ -70,8 +76,7 @@ class _Target:
 def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     if params.text("url") or params.text("conceptMap"):
         raise NotFound("no explicit ConceptMap is served: translate with system and code (and targetsystem)")
-    if params.boolean("reverse"):
-        raise InvalidParameter("reverse: not supported")
+    reverse = params.boolean("reverse")
     coding = params.coding("code", "system")
     if coding is None or not coding.system:
         raise InvalidParameter("code and system: required (or coding)")
@@ -80,11 +85,15 @@ def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     target = _target(context, params)
 
     matches: dict[tuple[str, str], dict[str, Any]] = {}
-    detail = context.detail(source, coding.code)
-    if detail is not None:
-        for uri, code, equivalence in _stored(context, source, detail.concept.xrefs, detail.concept.associations):
-            if target.accepts(uri, code):
-                matches.setdefault((uri, code), _match(context, uri, code, equivalence))
+    if reverse:
+        stored = _reversed(context, source, coding.code)
+    elif (detail := context.detail(source, coding.code)) is not None:
+        stored = _stored(context, source, detail.concept.xrefs, detail.concept.associations)
+    else:
+        stored = []
+    for uri, code, equivalence in stored:
+        if target.accepts(uri, code):
+            matches.setdefault((uri, code), _match(context, uri, code, equivalence))
     for aligned in context.bundle.alignments.get(row, []):
         other = context.concept(aligned.row)
         uri = context.bundle.systems[other.system].uri
@@ -133,6 +142,17 @@ def _stored(
     for name, codes in associations.items():
         found += [(source.uri, code, ASSOCIATION_EQUIVALENCE.get(name, "relatedto")) for code in codes]
     return found
+
+
+def _reversed(context: FhirContext, source: SystemRange, code: str) -> list[tuple[str, str, str]]:
+    """(system uri, code, equivalence) of the concepts whose historical associations name ``code``."""
+    version = context.reader.system(source.key)
+    if version is None:
+        return []
+    return [
+        (source.uri, found, REVERSED.get(equivalence := ASSOCIATION_EQUIVALENCE.get(name, "relatedto"), equivalence))
+        for found, name in context.reader.associated_to(version, code)
+    ]
 
 
 def _semantic(context: FhirContext, system: SystemRange, value_set: ValueSetRef | None, source_row: int) -> list[Ranked]:

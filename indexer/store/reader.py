@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections import defaultdict
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, Text, cast, func, select
 
 from indexer.records import IS_A, Concept, Definition, Designation, Relationship
 from indexer.store.models import (
@@ -126,6 +127,21 @@ class StoreReader:
             ).all()
             parents = self._displays(conn, system.version_id, concept.parents)
         return ConceptDetail(system, concept, parents, [ConceptRef(c, d) for c, d in children])
+
+    def associated_to(self, system: SystemVersion, code: str) -> list[tuple[str, str]]:
+        """(code, association) of the inactive concepts whose historical associations name
+        ``code`` (``replaced_by``, ``same_as``...): the reverse of an association, for
+        ``$translate reverse``. A scan of the version's inactive concepts, narrowed in SQL."""
+        quoted = json.dumps(code)
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(ConceptRow.code, ConceptRow.associations).where(
+                    ConceptRow.version_id == system.version_id,
+                    ConceptRow.active.is_(False),
+                    cast(ConceptRow.associations, Text).contains(quoted, autoescape=True),
+                )
+            ).all()
+        return [(found, name) for found, associations in rows for name, codes in (associations or {}).items() if code in codes]
 
     def descendants(self, system: SystemVersion, code: str) -> set[str]:
         """Codes of every concept below ``code`` by is_a (not ``code`` itself), in one

@@ -75,6 +75,19 @@ def test_target_system_keeps_only_its_codes_and_never_the_source(client: TestCli
     assert len(found) == len({code for _, _, code in found})
 
 
+def test_reverse_lists_the_concepts_that_map_to_the_code(client: TestClient) -> None:
+    """T:6 (inactive) is replaced_by T:2: translating T:2 in reverse finds T:6, equivalent; T:2's
+    own xref (a mapping it states one way) is not listed; semantic candidates stay unreviewed."""
+    params = {"system": TOY.uri, "code": "T:2", "reverse": "true"}
+    body = resource(client.get(TRANSLATE, params=params), "Parameters")
+    found = matches(body)
+    assert found[0] == ("equivalent", TOY.uri, "T:6") and out(body, "result") == [True]
+    assert not any(system == XREF_SYSTEMS["UMLS"] for _, system, _ in found)
+    assert {eq for eq, _, _ in found[1:]} <= {"relatedto"}
+    forward = matches(resource(client.get(TRANSLATE, params={**params, "reverse": "false"}), "Parameters"))
+    assert ("equivalent", TOY.uri, "T:6") not in forward
+
+
 def test_target_subtree_value_set_restricts_candidates(client: TestClient) -> None:
     params = {"system": TOYICD.uri, "code": "R00.0", "target": f"{TOY.uri}?fhir_vs=isa/T:5"}
     found = matches(resource(client.get(TRANSLATE, params=params), "Parameters"))
@@ -87,8 +100,6 @@ def test_target_subtree_value_set_restricts_candidates(client: TestClient) -> No
         ({"system": TOY.uri}, 400, "invalid", "invalid-data", "code and system: required (or coding)"),
         ({"system": TOY.uri, "code": "T:99"}, 404, "code-invalid", "invalid-code",
          f"code 'T:99' is not in {TOY.uri} version {TOY.version}"),
-        ({"system": TOY.uri, "code": "T:2", "reverse": "true"}, 400, "invalid", "invalid-data",
-         "reverse: not supported"),
         ({"url": "http://example.org/cm", "system": TOY.uri, "code": "T:2"}, 404, "not-found", "not-found",
          "no explicit ConceptMap is served: translate with system and code (and targetsystem)"),
     ],

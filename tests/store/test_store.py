@@ -82,6 +82,9 @@ def test_concept_detail_has_parents_children_and_associations(engine) -> None:
     obsolete = reader.concept(toy, "T:6").concept
     assert (obsolete.active, obsolete.associations) == (False, {"replaced_by": ["T:2"]})
     assert reader.concept(toy, "T:404") is None
+    # Read back: which inactive concepts name T:2 (a code that is also a prefix of none).
+    assert reader.associated_to(toy, "T:2") == [("T:6", "replaced_by")]
+    assert reader.associated_to(toy, "T:") == [] and reader.associated_to(toy, "T:3") == []
 
 
 def test_new_version_is_served_and_old_kept(engine) -> None:
