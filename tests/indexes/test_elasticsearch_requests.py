@@ -274,7 +274,8 @@ def test_a_build_records_its_indexes_and_the_next_builds_retire_the_old_ones(fak
     manifest = Bundle(built[-1].directory, settings).manifest
     labels, vectors = (f"termsearch-{role}-{built[-1].bundle_id.lower()}" for role in ("labels", "vectors"))
     assert {k: manifest["lexical"][k] for k in ("backend", "index", "alias", "count", "fallback")} == {
-        "backend": "elasticsearch", "index": labels, "alias": "termsearch-labels", "count": 25, "fallback": "tantivy"
+        "backend": "elasticsearch", "index": labels, "alias": "termsearch-labels", "count": manifest["counts"]["labels"],
+        "fallback": "tantivy",
     }
     assert manifest["vector"]["index"] == vectors and manifest["vector"]["fallback"] == "numpy-flat"
     # The current and the previous bundle's indexes remain (the bundles on disk); the first's are gone.
