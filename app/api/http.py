@@ -32,10 +32,11 @@ SECURITY_HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
 ]
-# Data answers (JSON, TSV, problem JSON) load nothing; pages (the widget demo, /docs, the
-# results page) keep their own scripts and styles, and are never framed.
+# Data answers (JSON, TSV, problem JSON) load nothing; pages (the widget demo, the browser,
+# /docs, /redoc, the results page) keep their own inline scripts and styles and load nothing
+# from another origin (ReDoc's footer logo from its CDN included), and are never framed.
 DATA_CSP = b"default-src 'none'; frame-ancestors 'none'"
-PAGE_CSP = b"frame-ancestors 'none'"
+PAGE_CSP = b"default-src 'self' 'unsafe-inline' data: blob:; frame-ancestors 'none'"
 
 
 def is_json_media(content_type: str) -> bool:
