@@ -23,6 +23,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from app.api.deps import ReaderDep, ServiceDep, SettingsDep
+from app.api.http import Route
 from app.api.routes.concepts import catalog_concept
 from app.api.routes.search import parse_scope
 from app.checks import check_query, check_system
@@ -37,7 +38,7 @@ MAX_DEPTH = 64  # breadcrumb steps (is-a cycles never loop)
 SIMILAR = 3  # concepts shown per other loaded system
 RESULTS = 20
 
-router = APIRouter(tags=["browser"], include_in_schema=False)
+router = APIRouter(tags=["browser"], include_in_schema=False, route_class=Route)
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def search_page(
     if chosen is not None:
         check_system(service.bundle.systems, chosen, "system")
         within = (within or "").strip() or None
-        scope = parse_scope(service, [chosen], within)
+        scope = parse_scope(service, [chosen], within, ancestor_param="within")
         if q:
             check_query(q, settings.search.max_query_length, "q")
             results = service.results(service.rank(q, scope, RESULTS, Mode.HYBRID, settings.search.confidence_threshold))

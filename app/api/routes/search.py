@@ -35,9 +35,11 @@ def parse_scope(
     billable: bool | None = None,
     include_inactive: bool = False,
     exclude: frozenset[int] = frozenset(),
+    ancestor_param: str = "ancestor",
 ) -> Scope:
-    """The ranking scope of a request; ``ancestor`` is a code of one of ``systems`` (of the
-    only system when one is given), its subtree taken from the bundle's is-a links."""
+    """The ranking scope of a request; ``ancestor`` (the request's ``ancestor_param``) is a code
+    of one of ``systems`` (of the only system when one is given), its subtree taken from the
+    bundle's is-a links."""
     bundle = service.bundle
     subtree = None
     if ancestor is not None:
@@ -46,7 +48,7 @@ def parse_scope(
         if len(rows) != 1:
             where = ", ".join(keys)
             problem = "is not a code of" if not rows else "is a code of more than one of"
-            raise InvalidParameter(f"ancestor: {ancestor!r} {problem} {where}; name one system", "ancestor")
+            raise InvalidParameter(f"{ancestor_param}: {ancestor!r} {problem} {where}; name one system", ancestor_param)
         subtree = bundle.descendants(rows[0])
     kinds = None
     if kind is not None:
