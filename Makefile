@@ -1,6 +1,7 @@
 # Fresh machine: `make serve` (install, load HPO + ICD-10-CM, build with the shipped model, serve)
 # and `make test`. Everything installs into .venv; torch comes from the local CPU wheel;
-# Debian's chromium (for the browser tests) comes from apt when /usr/bin/chromium is missing.
+# Debian's chromium (for the browser tests) comes from apt when /usr/bin/chromium is missing;
+# NLM's LHC-Forms (a real FHIR client, for one browser test) from the npm registry, pinned.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -23,6 +24,13 @@ CHROMIUM := /usr/bin/chromium
 $(CHROMIUM):
 	apt-get update -qq && apt-get install -y --no-install-recommends chromium
 
+LFORMS := var/vendor/lforms-40.1.3
+
+$(LFORMS):
+	mkdir -p var/vendor/tmp && cd var/vendor/tmp && npm pack --silent lforms@40.1.3 && tar xzf lforms-40.1.3.tgz
+	mkdir -p $@/fhir && mv var/vendor/tmp/package/dist/lforms/webcomponent $@/ && mv var/vendor/tmp/package/dist/lforms/fhir/R4 $@/fhir/
+	mv var/vendor/tmp/package/LICENSE.md $@/ && rm -rf var/vendor/tmp
+
 install: $(VENV)/.installed
 
 build: install
@@ -31,7 +39,7 @@ build: install
 serve: build
 	$(PY) -m app --host $(HOST) --port $(PORT)  # uvicorn with the api limits (docs/OPERATIONS.md)
 
-test: install $(CHROMIUM)
+test: install $(CHROMIUM) $(LFORMS)
 	$(PY) -m pytest
 
 clean:

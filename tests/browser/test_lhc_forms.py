@@ -1,0 +1,91 @@
+"""A real FHIR client nobody here wrote: NLM's LHC-Forms (npm ``lforms``, pinned; ``make test``
+fetches it into ``var/vendor``) renders a Questionnaire on one origin whose autocomplete item's
+``answerValueSet`` is this server's implicit value set, served from another origin (CORS). Typing
+shows the server's ranked suggestions; the chosen coding is what the QuestionnaireResponse stores."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+from playwright.sync_api import Page, expect
+
+from tests.toy import TOY
+
+LFORMS = Path(__file__).resolve().parents[2] / "var" / "vendor" / "lforms-40.1.3"
+
+PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>LHC-Forms against termsearch</title>
+<link rel="stylesheet" href="/lforms/webcomponent/styles.css">
+</head><body><div id="form"></div>
+<script src="/lforms/webcomponent/assets/lib/zone.min.js"></script>
+<script src="/lforms/webcomponent/runtime.js"></script>
+<script src="/lforms/webcomponent/polyfills.js"></script>
+<script src="/lforms/webcomponent/main.js"></script>
+<script src="/lforms/fhir/R4/lformsFHIR.min.js"></script>
+<script>
+  const questionnaire = QUESTIONNAIRE;
+  function render() {
+    if (!window.LForms || !LForms.Util || !LForms.FHIR || !Object.keys(LForms.FHIR).length) return setTimeout(render, 50);
+    LForms.Util.addFormToPage(questionnaire, "form", { fhirVersion: "R4" }).then(() => { window.rendered = true; });
+  }
+  render();
+</script></body></html>"""
+
+
+def _questionnaire(server: str) -> dict:
+    return {
+        "resourceType": "Questionnaire",
+        "status": "active",
+        "title": "Phenotype",
+        "item": [{
+            "linkId": "phenotype",
+            "text": "Phenotype",
+            "type": "choice",
+            "answerValueSet": f"{TOY.uri}?fhir_vs",
+            "extension": [
+                {"url": "http://hl7.org/fhir/StructureDefinition/questionnaire-itemControl",
+                 "valueCodeableConcept": {"coding": [{"system": "http://hl7.org/fhir/questionnaire-item-control", "code": "autocomplete"}]}},
+                {"url": "http://hl7.org/fhir/StructureDefinition/preferredTerminologyServer", "valueUrl": f"{server}/fhir"},
+            ],
+        }],
+    }
+
+
+@pytest.fixture
+def form_page(serve_app: Callable[[FastAPI], str], toy_server: str) -> str:
+    if not (LFORMS / "webcomponent" / "main.js").is_file():
+        message = f"{LFORMS} is missing; `make test` fetches LHC-Forms from the npm registry"
+        pytest.fail(message) if os.environ.get("CI") else pytest.skip(message)
+    site = FastAPI()
+    html = PAGE.replace("QUESTIONNAIRE", json.dumps(_questionnaire(toy_server)))
+    site.add_api_route("/", lambda: HTMLResponse(html))
+    site.mount("/lforms", StaticFiles(directory=LFORMS))
+    return serve_app(site)  # another port: another origin than the terminology server's
+
+
+def test_lhc_forms_on_another_origin_suggests_and_stores_the_coding(page: Page, form_page: str, screenshot: Callable[[str], Path]) -> None:
+    page.goto(form_page)
+    page.wait_for_function("window.rendered === true", timeout=30_000)
+    field = page.locator("#form input[type=text]").first
+    suggestions = page.locator("#lhc-tools-searchResults li")
+    field.click()
+    field.press_sequentially("fast heart", delay=60)
+    expect(suggestions.first).to_have_text(re.compile(r"^Tachycardia"), timeout=15_000)  # ranked by meaning
+    field.fill("")
+    field.press_sequentially("hearing lo", delay=60)
+    expect(suggestions.first).to_have_text(re.compile(r"^Hearing impairment"), timeout=15_000)
+    screenshot("suggestions")
+    field.press("ArrowDown")
+    field.press("Enter")
+    expect(field).to_have_value("Hearing impairment")
+    response = page.evaluate("LForms.Util.getFormFHIRData('QuestionnaireResponse', 'R4', document.getElementById('form'))")
+    # LHC-Forms stores system, code and display (it keeps no version from an expansion's contains).
+    assert response["item"][0]["answer"][0]["valueCoding"] == {"system": TOY.uri, "code": "T:4", "display": "Hearing impairment"}
