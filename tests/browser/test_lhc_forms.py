@@ -86,6 +86,8 @@ def test_lhc_forms_on_another_origin_suggests_and_stores_the_coding(page: Page, 
     field.press("ArrowDown")
     field.press("Enter")
     expect(field).to_have_value("Hearing impairment")
-    response = page.evaluate("LForms.Util.getFormFHIRData('QuestionnaireResponse', 'R4', document.getElementById('form'))")
+    stored = "LForms.Util.getFormFHIRData('QuestionnaireResponse', 'R4', document.getElementById('form'))"
+    page.wait_for_function(f"({stored}).item !== undefined", timeout=10_000)  # the form's model settles after the field
+    response = page.evaluate(stored)
     # LHC-Forms stores system, code and display (it keeps no version from an expansion's contains).
     assert response["item"][0]["answer"][0]["valueCoding"] == {"system": TOY.uri, "code": "T:4", "display": "Hearing impairment"}
