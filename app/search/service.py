@@ -413,15 +413,21 @@ class SearchService:
         weights = np.asarray(self.calibration.weights, dtype=np.float32)
         cosines = self._cosines(asked, label_ids)  # (labels, asked texts), each computed once
         chars = bundle.chargrams.similarity([query.chars for query in asked], label_ids)
-        abbreviations = self._abbreviations[label_ids]
         label_tokens = self.vocabulary.label_tokens[label_ids]
+        abbreviations = self._abbreviations[label_ids]
+        # Abbreviations of stop words only ("AS") have no tokens to compare: their text is compared.
+        stop_only = np.flatnonzero(abbreviations & (np.diff(label_tokens.indptr) == 0))
         for number, query in enumerate(asked):
             part = np.zeros_like(per_label)
             part[:, _COS] = cosines[:, number]
             part[:, _CHAR] = chars[:, number]
             part[:, _WORDS], part[:, _LABEL_WORDS] = self._word_overlap(query.tokens, label_tokens)
             # An abbreviation matches whole or not at all: "DKA" is not like "dkakyk" ("TTH", "ttwzq").
-            part[abbreviations & ~self._said(query.text, label_ids, part[:, _LABEL_WORDS]), _COS : _CHAR + 1] = 0.0
+            whole = part[:, _LABEL_WORDS] >= 1.0
+            if stop_only.size:
+                typed = set(_WORD_SPLIT.split(fold(query.text)))
+                whole[stop_only] = [fold(bundle.label_text[label]).strip() in typed for label in label_ids[stop_only].tolist()]
+            part[abbreviations & ~whole, _COS : _CHAR + 1] = 0.0
             part[:, _REWRITTEN] = float(query.corrected)
             better = part @ weights > per_label @ weights
             per_label[better] = part[better]
@@ -438,16 +444,6 @@ class SearchService:
         if all(word in self.vocabulary for word in words(asked[0].text)):
             concept_features[:, _CHAR_TOP] = 0.0  # every word is known: no misspelling to favour
         return concept_features, label_ids[best], [asked[number].via for number in source[best].tolist()]
-
-    def _said(self, text: str, label_ids: np.ndarray, label_words: np.ndarray) -> np.ndarray:
-        """Per label: does ``text`` hold each of its words (a label of stop words only, "AS",
-        when ``text`` holds it as a word)."""
-        out = label_words >= 1.0
-        stop_only = np.flatnonzero(np.diff(self.vocabulary.label_tokens[label_ids].indptr) == 0)
-        if stop_only.size:
-            typed = set(_WORD_SPLIT.split(fold(text)))
-            out[stop_only] = [fold(self.bundle.label_text[label]).strip() in typed for label in label_ids[stop_only].tolist()]
-        return out
 
     def meanings(self, query: str, systems: Iterable[str]) -> dict[str, int]:
         """Per system, how many distinct meanings ``query`` is exactly a name of (an ambiguous
