@@ -8,7 +8,7 @@ from collections import Counter
 
 from indexer.catalog import Catalog
 from indexer.knowledge.alignment import Alignment, Embed, align, propagate
-from indexer.knowledge.term_tables import TABLES
+from indexer.knowledge.term_tables import TABLES, name_index
 from indexer.settings import KnowledgeSettings
 
 
@@ -27,15 +27,16 @@ def enrich(catalog: Catalog, settings: KnowledgeSettings, embed: Embed) -> tuple
             "by_method": dict(Counter(a.method for a in alignments)),
             "labels": propagate(catalog, alignments),
         }
-    for table in TABLES:
-        if getattr(settings, table.knowledge):
-            rows = table.read()
-            resolution = table.apply(catalog, rows)
-            summary[table.knowledge] = {
-                "table": table.path.name,
-                "version": table.version,
-                "rows": len(rows),
-                "labels": resolution.labels,
-                "unresolved": resolution.unresolved,
-            }
+    tables = [table for table in TABLES if getattr(settings, table.knowledge)]
+    index = name_index(catalog) if tables else {}
+    for table in tables:
+        rows = table.read()
+        resolution = table.apply(index, rows)
+        summary[table.knowledge] = {
+            "table": table.path.name,
+            "version": table.version,
+            "rows": len(rows),
+            "labels": resolution.labels,
+            "unresolved": resolution.unresolved,
+        }
     return summary, alignments

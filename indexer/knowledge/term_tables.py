@@ -76,13 +76,8 @@ class TermTable:
             out.append(Row(fields[0].strip(), expansions, number))
         return out
 
-    def apply(self, catalog: Catalog, rows: list[Row]) -> Resolution:
-        """Lend each row's term to the concepts its expansions name."""
-        index: dict[str, list[Entry]] = defaultdict(list)
-        for entry in catalog.entries:
-            if codable(entry):
-                for key in dict.fromkeys(label_key(d.text) for d in names(entry, lent=True)):
-                    index[key].append(entry)
+    def apply(self, index: dict[str, list[Entry]], rows: list[Row]) -> Resolution:
+        """Lend each row's term to the concepts its expansions name (``index``: :func:`name_index`)."""
         added, unresolved = 0, []
         for row in rows:
             found = {e.row: e for expansion in row.expansions for e in index.get(label_key(expansion), ())}
@@ -93,6 +88,17 @@ class TermTable:
                 designation = Designation(row.text, DesignationUse.SYNONYM, "en", "EXACT", self.type, True, origin, self.knowledge)
                 added += entry.add(designation)
         return Resolution(added, unresolved)
+
+
+def name_index(catalog: Catalog) -> dict[str, list[Entry]]:
+    """The codable concepts by the :func:`label_key` of each of their names, lent ones included.
+    A table's terms are no names of this kind, so one index serves every table."""
+    index: dict[str, list[Entry]] = defaultdict(list)
+    for entry in catalog.entries:
+        if codable(entry):
+            for key in dict.fromkeys(label_key(d.text) for d in names(entry, lent=True)):
+                index[key].append(entry)
+    return index
 
 
 def _origin(table: TermTable, row: Row) -> str:

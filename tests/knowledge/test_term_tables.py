@@ -14,7 +14,7 @@ from app.main import create_app
 from indexer.bundle import Bundle, current_bundle
 from indexer.catalog import Catalog, Entry
 from indexer.encoders import FakeEncoder
-from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS, Resolution, TermTable
+from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS, Resolution, TermTable, name_index
 from indexer.knowledge.supplements import add_supplement
 from indexer.pipeline import build_bundle
 from indexer.records import Designation, DesignationUse, SourceError
@@ -42,7 +42,7 @@ def test_each_meaning_of_an_ambiguous_abbreviation_gets_it(tmp_path: Path) -> No
         _entry(2, "I10", "Essential (primary) hypertension"),
     ])
     table = _table(tmp_path, "PE\tpulmonary embolism\t\nPE\tpleural effusion\t\nXYZ\tnothing at all\t\n")
-    result = table.apply(catalog, table.read())
+    result = table.apply(name_index(catalog), table.read())
     assert (result.labels, result.unresolved) == (2, ["XYZ = nothing at all"])
     lent = {e.code: [d for d in e.labels if d.knowledge == "abbreviations"] for e in catalog.entries}
     assert [d.origin for d in lent["I26.99"]] == ["abbreviation table v3, line 3: PE = pulmonary embolism"]
@@ -56,7 +56,7 @@ def test_a_lay_term_lands_as_a_layperson_designation_with_its_origin(tmp_path: P
     path = tmp_path / "lay_terms.tsv"
     path.write_text("# Lay terms. Version 1 (2026-11-24)\nterm\texpansions\tnote\nheart attack\tacute myocardial infarction\t\n", encoding="utf-8")
     table = dataclasses.replace(LAY_TERMS, path=path)
-    assert table.apply(catalog, table.read()) == Resolution(1, [])
+    assert table.apply(name_index(catalog), table.read()) == Resolution(1, [])
     (lent,) = [d for d in catalog.entries[0].labels if d.knowledge == "lay_terms"]
     assert (lent.text, lent.kind, lent.origin) == (
         "heart attack", "layperson", "lay-term table v1, line 3: heart attack = acute myocardial infarction"
