@@ -24,17 +24,16 @@ from fastapi.templating import Jinja2Templates
 
 from app.api.deps import ReaderDep, ServiceDep, SettingsDep
 from app.api.http import Route
-from app.api.routes.concepts import catalog_concept
+from app.api.routes.concepts import catalog_concept, store_concept
 from app.api.routes.search import parse_scope
 from app.checks import check_query, check_system
-from app.errors import NotFound
 from app.search.designations import all_designations
 from app.search.service import Mode, Result, SearchService
 from app.search.similar import concept_labels, match_labels
-from indexer.store import StoreReader, SystemVersion
+from indexer.bundle import CatalogConcept
+from indexer.store import ConceptRef
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parents[2] / "web" / "templates")
-MAX_DEPTH = 64  # breadcrumb steps (is-a cycles never loop)
 SIMILAR = 3  # concepts shown per other loaded system
 RESULTS = 20
 
@@ -48,34 +47,24 @@ class Node:
     below: int  # concepts below it by is-a
 
 
-def _version(reader: StoreReader, system: str) -> SystemVersion:
-    version = reader.system(system)
-    if version is None:
-        raise NotFound(f"system: unknown code system {system!r}; loaded: {', '.join(s.key for s in reader.systems())}", "system")
-    return version
+def _children(service: SearchService, system: str, children: list[ConceptRef]) -> list[Node]:
+    """The children, by display, each with how many concepts are below it (the bundle's is-a)."""
+    bundle = service.bundle
+    nodes = []
+    for child in children:
+        row = bundle.concept_index(system, child.code)
+        nodes.append(Node(child.code, child.display, len(bundle.descendants(row)) - 1 if row is not None else 0))
+    return sorted(nodes, key=lambda n: n.display.casefold())
 
 
-def _node(service: SearchService, system: str, code: str, display: str) -> Node:
-    row = service.bundle.concept_index(system, code)
-    return Node(code, display, len(service.bundle.descendants(row)) - 1 if row is not None else 0)
-
-
-def _children(service: SearchService, reader: StoreReader, version: SystemVersion, code: str) -> list[Node]:
-    detail = reader.concept(version, code)
-    if detail is None:
-        raise NotFound(f"code: {code!r} is not a code of {version.key} {version.version}", "code")
-    return sorted((_node(service, version.key, c.code, c.display) for c in detail.children), key=lambda n: n.display.casefold())
-
-
-def _breadcrumbs(reader: StoreReader, version: SystemVersion, parents: list) -> list:
-    """From the root down to the concept's first parent, by first parents."""
-    path, seen = [], set()
-    while parents and len(path) < MAX_DEPTH and parents[0].code not in seen:
-        step = parents[0]
-        seen.add(step.code)
-        path.append(step)
-        detail = reader.concept(version, step.code)
-        parents = detail.parents if detail is not None else []
+def _breadcrumbs(service: SearchService, row: int) -> list[CatalogConcept]:
+    """From the root down to the concept's first parent, by first parents (the bundle's is-a)."""
+    concepts, path, seen = service.bundle.concepts, [], {row}
+    parents = concepts[row].parents
+    while parents and parents[0] not in seen:
+        seen.add(parents[0])
+        path.append(concepts[parents[0]])
+        parents = concepts[parents[0]].parents
     return path[::-1]
 
 
@@ -118,20 +107,17 @@ def search_page(
 
 @router.get("/browse/{system}/{code}", response_class=HTMLResponse)
 def concept_page(request: Request, system: str, code: str, service: ServiceDep, reader: ReaderDep, settings: SettingsDep) -> HTMLResponse:
-    version = _version(reader, system)
-    detail = reader.concept(version, code)
-    if detail is None:
-        raise NotFound(f"code: {code!r} is not a code of {system} {version.version}", "code")
+    detail = store_concept(reader, system, code)
     row = catalog_concept(service, system, code)
     bundle = service.bundle
     concept = detail.concept
     context = {
-        "system": version,
+        "system": detail.system,
         "concept": concept,
         "designations": [d for d in all_designations(concept, bundle, system) if d.active],
-        "breadcrumbs": _breadcrumbs(reader, version, detail.parents),
+        "breadcrumbs": _breadcrumbs(service, row),
         "parents": detail.parents,
-        "children": _children(service, reader, version, code),
+        "children": _children(service, system, detail.children),
         "alignments": [(bundle.concepts[a.row], a) for a in bundle.alignments.get(row, [])],
         "similar": _similar(service, system, row, settings.search.confidence_threshold),
         "names": {s.key: s.name for s in reader.systems()},
@@ -141,6 +127,6 @@ def concept_page(request: Request, system: str, code: str, service: ServiceDep, 
 
 @router.get("/browse/{system}/{code}/children", response_class=HTMLResponse)
 def children_fragment(request: Request, system: str, code: str, service: ServiceDep, reader: ReaderDep) -> HTMLResponse:
-    version = _version(reader, system)
-    context = {"system": version, "children": _children(service, reader, version, code)}
+    detail = store_concept(reader, system, code)
+    context = {"system": detail.system, "children": _children(service, system, detail.children)}
     return TEMPLATES.TemplateResponse(request, "browse_children.html", context)

@@ -17,6 +17,7 @@ from app.errors import NotFound
 from app.search.designations import all_designations
 from app.search.service import Mode, Result, SearchService
 from app.search.similar import concept_labels, match_labels
+from indexer.store import ConceptDetail, StoreReader
 
 router = APIRouter(tags=["concepts"], route_class=Route)
 
@@ -57,8 +58,8 @@ class ConceptOut(BaseModel):
     properties: dict[str, Any]
 
 
-@router.get("/concepts/{system}/{code}", response_model=ConceptOut, responses=PROBLEM_RESPONSES)
-def get_concept(system: str, code: str, reader: ReaderDep, service: OptionalServiceDep) -> ConceptOut:
+def store_concept(reader: StoreReader, system: str, code: str) -> ConceptDetail:
+    """The concept from the store, or 404 naming the unknown system or code."""
     version = reader.system(system)
     if version is None:
         known = ", ".join(s.key for s in reader.systems())
@@ -66,7 +67,13 @@ def get_concept(system: str, code: str, reader: ReaderDep, service: OptionalServ
     detail = reader.concept(version, code)
     if detail is None:
         raise NotFound(f"code: {code!r} is not a code of {system} {version.version}", "code")
-    concept = detail.concept
+    return detail
+
+
+@router.get("/concepts/{system}/{code}", response_model=ConceptOut, responses=PROBLEM_RESPONSES)
+def get_concept(system: str, code: str, reader: ReaderDep, service: OptionalServiceDep) -> ConceptOut:
+    detail = store_concept(reader, system, code)
+    version, concept = detail.system, detail.concept
     return ConceptOut(
         system=system,
         version=version.version,
