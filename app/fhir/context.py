@@ -76,6 +76,11 @@ class FhirContext:
         version = self._store_versions.get(system.key)
         return None if version is None else self.reader.concept(version, code)
 
+    def associated_to(self, system: SystemRange, code: str) -> list[tuple[str, str]]:
+        """(code, association) of the store's inactive concepts whose associations name ``code``."""
+        version = self._store_versions.get(system.key)
+        return [] if version is None else self.reader.associated_to(version, code)
+
     def _subtree(self, system: SystemRange, code: str) -> Subtree:
         """``code`` and its descendants by the bundle's is-a links (``subtree``: the cached form)."""
         rows = self.bundle.descendants(self.row(system, code))

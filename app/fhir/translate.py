@@ -146,12 +146,9 @@ def _stored(
 
 def _reversed(context: FhirContext, source: SystemRange, code: str) -> list[tuple[str, str, str]]:
     """(system uri, code, equivalence) of the concepts whose historical associations name ``code``."""
-    version = context.reader.system(source.key)
-    if version is None:
-        return []
     return [
         (source.uri, found, REVERSED.get(equivalence := ASSOCIATION_EQUIVALENCE.get(name, "relatedto"), equivalence))
-        for found, name in context.reader.associated_to(version, code)
+        for found, name in context.associated_to(source, code)
     ]
 
 
