@@ -3,36 +3,19 @@ a bundle with the shipped model; the app then answers as a new user would expect
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
 
-from app.main import create_app
-from indexer.settings import Settings
+from tests.real_data import ROOT, indexer, real_client
 
 pytestmark = pytest.mark.model
-ROOT = Path(__file__).resolve().parents[1]
-# Kept between local runs (the build is skipped when its inputs are unchanged); CI starts empty.
-DATA_DIR = ROOT / "var" / "test-cache" / "end-to-end"
-
-
-def _indexer(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TERMSEARCH_DATA_DIR": str(DATA_DIR), "TERMSEARCH_STORE__URL": ""}
-    return subprocess.run(
-        [sys.executable, "-m", "indexer", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500
-    )
 
 
 @pytest.fixture(scope="module")
-def client():
-    setup = _indexer("setup")
-    assert setup.returncode == 0, setup.stderr[-3000:]
-    with TestClient(create_app(Settings(data_dir=DATA_DIR, _env_file=None))) as test_client:
-        yield test_client
+def client() -> Iterator[TestClient]:
+    yield from real_client()
 
 
 def _top(client: TestClient, q: str, system: str, k: int = 10, mode: str = "hybrid") -> list[str]:
@@ -142,7 +125,7 @@ def test_concept_from_the_real_store(client: TestClient) -> None:
 
 
 def test_setup_again_changes_nothing(client: TestClient) -> None:
-    again = _indexer("setup")
+    again = indexer("setup")
     assert again.returncode == 0, again.stderr[-3000:]
     said = " ".join(again.stderr.split())  # rich wraps lines at the terminal width
     assert "skipped: hpo 2025-01-16 is already in the store" in said
