@@ -16,6 +16,10 @@ from indexer.bundle import SystemRange
 
 FHIR_VERSION = "4.0.1"
 SOFTWARE = {"name": "termsearch", "version": "0.1.0"}
+RELEASE_DATE = "2026-11-25"  # CapabilityStatement.software only; TerminologyCapabilities has none
+# The HL7 terminology-ecosystem test cases this server is run against (tests/fhir/tx_ecosystem).
+TEST_CASES_VERSION = "1.9.3"
+FEATURE = "http://hl7.org/fhir/uv/application-feature/StructureDefinition/feature"
 IMPLEMENTATION = "termsearch semantic terminology server"
 OPERATIONS = {
     "CodeSystem": ("lookup", "validate-code"),
@@ -31,6 +35,13 @@ EXPANSION_PARAMETERS = {
     "includeDesignations": "list each code's designations",
     "displayLanguage": "the display in this language where the code system has one",
     "excludeNotForUI": "leave out the abstract codes (ICD-10-CM chapters and blocks), listed otherwise with abstract=true",
+    "excludeNested": "accepted with either value: expansions are always flat",
+    "includeDefinition": "list each code's definition (as the R5 definition extension)",
+    "property": "list these properties of each code (parent, child, definition, inactive, and the code system's own)",
+    "tx-resource": "ValueSet resources that the request's value set and its imports may refer to",
+    "system-version": "system|version: the version of a code system where the value set names none",
+    "check-system-version": "system|version: an error unless the code system's version used is this one",
+    "force-system-version": "system|version: the version of a code system used whatever the value set says",
 }
 TEXT_FILTER = (
     "Semantic search, not string matching: the filter text is matched by meaning (a sentence encoder "
@@ -64,10 +75,16 @@ def _describing(resource_type: str, title: str, base_url: str | None, path: str)
     }
 
 
+def _feature(definition: str, value: dict[str, Any]) -> dict[str, Any]:
+    return {"url": FEATURE, "extension": [{"url": "definition", "valueCanonical": definition}, {"url": "value", **value}]}
+
+
 def capability_statement(base_url: str | None) -> dict[str, Any]:
+    read_and_search = [{"code": "read"}, {"code": "search-type"}]
     resources = [
         {
             "type": kind,
+            **({"interaction": read_and_search} if kind in ("CodeSystem", "ValueSet") else {}),
             "operation": [
                 {"name": name, "definition": f"http://hl7.org/fhir/OperationDefinition/{kind}-{name}"}
                 for name in names
@@ -75,12 +92,26 @@ def capability_statement(base_url: str | None) -> dict[str, Any]:
         }
         for kind, names in OPERATIONS.items()
     ]
+    features = [
+        _feature("http://hl7.org/fhir/uv/tx-tests/FeatureDefinition/test-version", {"valueCode": TEST_CASES_VERSION}),
+        # Code systems are the loaded ones: none is taken from a request's tx-resource.
+        _feature("http://hl7.org/fhir/uv/tx-ecosystem/FeatureDefinition/CodeSystemAsParameter", {"valueBoolean": False}),
+    ]
+    versions = {"name": "versions", "definition": "http://hl7.org/fhir/OperationDefinition/CapabilityStatement-versions"}
     return _describing("CapabilityStatement", "termsearch FHIR terminology server", base_url, "metadata") | {
+        "extension": features,
+        "software": SOFTWARE | {"releaseDate": RELEASE_DATE},
         "instantiates": ["http://hl7.org/fhir/CapabilityStatement/terminology-server"],
         "fhirVersion": FHIR_VERSION,
-        "format": ["json"],
-        "rest": [{"mode": "server", "resource": resources}],
+        "format": ["application/fhir+json", "json"],
+        "rest": [{"mode": "server", "resource": resources, "operation": [versions]}],
     }
+
+
+def versions() -> dict[str, Any]:
+    """``$versions``: the FHIR versions served (R4 only)."""
+    release = FHIR_VERSION.rsplit(".", 1)[0]
+    return {"resourceType": "Parameters", "parameter": [{"name": "version", "valueCode": release}, {"name": "default", "valueCode": release}]}
 
 
 def terminology_capabilities(systems: Iterable[SystemRange], base_url: str | None) -> dict[str, Any]:

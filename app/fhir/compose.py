@@ -1,6 +1,8 @@
 """Explicit value sets: a ValueSet resource's ``compose`` resolved to catalog rows.
 
-An ``include`` (or ``exclude``) names a loaded code system (and, optionally, its loaded version)
+An ``include`` (or ``exclude``) names a loaded code system (and, optionally, a version: the one
+used is chosen with the request's version parameters, :mod:`app.fhir.versions`; a version that is
+not loaded leaves the include empty and is reported by :attr:`app.fhir.valuesets.ValueSetRef.missing`)
 and then either lists ``concept`` codes or ANDs ``filter`` s, else takes every code; its
 ``valueSet`` entries (imports) intersect it with other value sets. Includes are united, excludes
 taken away; ``inactive: false`` leaves inactive codes out. Filters:
@@ -19,12 +21,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from app.errors import InvalidParameter, NotFound, UnknownCode
+from app.errors import InvalidParameter, UnknownCode
 from app.fhir.context import FhirContext
+from app.fhir.versions import SystemVersions
 from indexer.bundle import SystemRange
 
 Resolve = Callable[[str, str], tuple[SystemRange, frozenset[int]]]
@@ -34,8 +38,20 @@ CONCEPT_PROPERTIES = ("concept", "code")
 FLAGS = {"true": True, "false": False}
 
 
-def compose_rows(context: FhirContext, compose: Any, resolve: Resolve, at: str = "compose") -> tuple[SystemRange, frozenset[int]]:
-    """The system and the catalog rows of a ``compose``."""
+@dataclass(frozen=True)
+class Composition:
+    """What a compose resolves to: its code system, its catalog rows, and the version of the
+    system its includes state (None: none)."""
+
+    system: SystemRange
+    rows: frozenset[int]
+    version: str | None
+
+
+def compose_rows(
+    context: FhirContext, compose: Any, resolve: Resolve, at: str = "compose", versions: SystemVersions = SystemVersions()
+) -> Composition:
+    """The system, the catalog rows and the stated version of a ``compose``."""
     if not isinstance(compose, dict):
         raise InvalidParameter(f"{at}: expected an object", at)
     includes = compose.get("include")
@@ -43,14 +59,18 @@ def compose_rows(context: FhirContext, compose: Any, resolve: Resolve, at: str =
         raise InvalidParameter(f"{at}.include: at least one include is required", f"{at}.include")
     system: SystemRange | None = None
     rows: set[int] = set()
+    version: str | None = None
     for number, include in enumerate(includes):
-        system, part = _same(system, *_part(context, include, resolve, f"{at}.include[{number}]"))
+        found, part, used = _part(context, include, resolve, f"{at}.include[{number}]", versions)
+        system, part = _same(system, found, part)
         rows |= part
+        version = version or used
     excludes = compose.get("exclude") or []
     if not isinstance(excludes, list):
         raise InvalidParameter(f"{at}.exclude: expected a list", f"{at}.exclude")
     for number, exclude in enumerate(excludes):
-        system, part = _same(system, *_part(context, exclude, resolve, f"{at}.exclude[{number}]"))
+        found, part, _ = _part(context, exclude, resolve, f"{at}.exclude[{number}]", versions)
+        system, part = _same(system, found, part)
         rows -= part
     assert system is not None
     inactive = compose.get("inactive")
@@ -59,7 +79,7 @@ def compose_rows(context: FhirContext, compose: Any, resolve: Resolve, at: str =
     if inactive is False:
         active = context.bundle.rows(system.key, include_inactive=False)
         rows = {row for row in rows if row in active}
-    return system, frozenset(rows)
+    return Composition(system, frozenset(rows), version)
 
 
 def _same(known: SystemRange | None, system: SystemRange, rows: frozenset[int]) -> tuple[SystemRange, frozenset[int]]:
@@ -70,8 +90,11 @@ def _same(known: SystemRange | None, system: SystemRange, rows: frozenset[int]) 
     return system, rows
 
 
-def _part(context: FhirContext, part: Any, resolve: Resolve, at: str) -> tuple[SystemRange, frozenset[int]]:
-    """The rows one include or exclude names."""
+def _part(
+    context: FhirContext, part: Any, resolve: Resolve, at: str, versions: SystemVersions
+) -> tuple[SystemRange, frozenset[int], str | None]:
+    """The rows one include or exclude names (none where the version it uses is not loaded), and
+    the version it states."""
     if not isinstance(part, dict):
         raise InvalidParameter(f"{at}: expected an object", at)
     imports = part.get("valueSet") or []
@@ -84,13 +107,17 @@ def _part(context: FhirContext, part: Any, resolve: Resolve, at: str) -> tuple[S
             raise InvalidParameter(f"{at}: names no system and no valueSet", at)
         system = imported[0][0]
         rows = frozenset.intersection(*(r for _, r in imported))
+        stated = None
     else:
         if not isinstance(uri, str):
             raise InvalidParameter(f"{at}.system: expected a URI", f"{at}.system")
         system = context.system(uri)
-        version = part.get("version")
-        if version is not None and version != system.version:
-            raise NotFound(f"{at}.version: {uri} version {version!r} is not loaded (loaded: {system.version})")
+        stated = part.get("version")
+        if stated is not None and not isinstance(stated, str):
+            raise InvalidParameter(f"{at}.version: expected a string", f"{at}.version")
+        used = versions.used(uri, stated)
+        if used not in (None, system.version):
+            return system, frozenset(), stated
         if part.get("concept") and part.get("filter"):
             raise InvalidParameter(f"{at}: give concept or filter, not both", at)
         if part.get("concept"):
@@ -100,7 +127,7 @@ def _part(context: FhirContext, part: Any, resolve: Resolve, at: str) -> tuple[S
         for other, more in imported:
             _same(system, other, more)
             rows &= more
-    return system, rows
+    return system, rows, stated
 
 
 def _listed(context: FhirContext, system: SystemRange, concepts: Any, at: str) -> frozenset[int]:

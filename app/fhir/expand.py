@@ -10,7 +10,10 @@ the order, are the same for every page within ``search.fusion_depth``). An unfil
 are never listed by a filter; an unfiltered expansion lists them as ``abstract`` (not selectable),
 unless ``excludeNotForUI=true`` or ``abstract=false`` leaves them out. Each code carries its
 system and version; filtered ones also the label that matched, its score and confidence
-(extensions ``MATCHED_TERM``, ``SCORE``, ``CONFIDENCE``).
+(extensions ``MATCHED_TERM``, ``SCORE``, ``CONFIDENCE``). ``property`` lists the named properties
+of each code (``*``: all) as R4 carries R5's ``expansion.property`` and ``contains.property``: the
+cross-version extensions HL7's test suite reads. ``includeDefinition=true`` returns the value set's
+definition (its compose) with the expansion.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ import numpy as np
 from app.fhir.context import FhirContext
 from app.fhir.designations import designations, display_in
 from app.checks import check_length, check_range
-from app.errors import TooCostly
+from app.errors import NotFound, TooCostly
 from app.fhir.params import OperationParams
 from app.fhir.valuesets import ValueSetRef, operation_value_set
 from app.search.service import Ranked
+from indexer.bundle import CatalogConcept
+
+PROPERTIES = frozenset({"definition", "parent", "inactive", "status", "notSelectable", "kind", "billable"})
 
 MATCHED_TERM = "urn:termsearch:fhir:matched-term"
 SCORE = "urn:termsearch:fhir:score"
@@ -36,7 +42,6 @@ CONFIDENCE = "urn:termsearch:fhir:confidence"
 
 # Echoed in expansion.parameter when given, with their FHIR types.
 ECHOED = {
-    "url": "valueUri",
     "filter": "valueString",
     "count": "valueInteger",
     "offset": "valueInteger",
@@ -46,13 +51,20 @@ ECHOED = {
     "excludeNotForUI": "valueBoolean",
     "excludeNested": "valueBoolean",  # honoured whatever its value: expansions are always flat
     "abstract": "valueBoolean",
+    "includeDefinition": "valueBoolean",
     "min_confidence": "valueDecimal",
 }
+CROSS_VERSION = "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion."
+CONCEPT_PROPERTIES = "http://hl7.org/fhir/concept-properties#"
 
 
 def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     limits = context.settings.fhir
     value_set = operation_value_set(context, params)
+    system = value_set.system
+    if value_set.missing is not None:
+        raise NotFound(f"{value_set.canonical} uses {value_set.missing}, which is not loaded (loaded: {system.uri}|{system.version})")
+    value_set.versions.checked(system.uri, value_set.system_version or system.version)
     text = (params.text("filter") or "").strip()
     count, offset = params.integer("count"), params.integer("offset") or 0
     active_only = bool(params.boolean("activeOnly"))
@@ -87,24 +99,66 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         )
     stop = total if count is None else offset + count
     page = [(row, hits[i] if hits else None) for i, row in enumerate(rows[offset:stop], start=offset)]
-    contains = [_entry(context, value_set, row, hit, include_designations, language) for row, hit in page]
+    wanted = concept_properties(params.texts("property"))
+    contains = [_entry(context, value_set, row, hit, include_designations, language, wanted) for row, hit in page]
 
     used = {name: value for name in ECHOED if (value := _given(params, name)) is not None}
-    system = value_set.system
     expansion: dict[str, Any] = {
         "identifier": f"urn:uuid:{uuid.uuid4()}",
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "total": total,
         "offset": offset,
         "parameter": [{"name": name, ECHOED[name]: value} for name, value in used.items()]
+        + value_set.versions.echoed(system.uri, value_set.stated_version)
         + [{"name": "used-codesystem", "valueUri": f"{system.uri}|{system.version}"}],
     }
+    if contains and wanted:
+        expansion["extension"] = [
+            _cross_version("property", {"url": "code", "valueCode": code}, {"url": "uri", "valueUri": CONCEPT_PROPERTIES + code})
+            for code in sorted(wanted)
+        ]
     if contains:
         expansion["contains"] = contains
-    resource = {"resourceType": "ValueSet", "status": "active", "url": value_set.url}
-    if value_set.version is not None:
-        resource["version"] = value_set.version
-    return {**resource, "expansion": expansion}
+    return {**_described(value_set, bool(params.boolean("includeDefinition"))), "expansion": expansion}
+
+
+def _described(value_set: ValueSetRef, include_definition: bool) -> dict[str, Any]:
+    """The value set's own elements (url, version, name, title, status...); its compose only
+    with ``includeDefinition``."""
+    left_out = {"expansion", "text", "meta", "contained"} | (set() if include_definition else {"compose"})
+    given = {k: v for k, v in (value_set.resource or {}).items() if k not in left_out}
+    return {"resourceType": "ValueSet", "status": "active", **given, "url": value_set.url} | (
+        {"version": value_set.version} if value_set.version is not None else {}
+    )
+
+
+def concept_properties(names: list[str]) -> frozenset[str]:
+    """The properties asked for, ``*`` standing for all of them."""
+    return PROPERTIES if "*" in names else frozenset(names) & PROPERTIES
+
+
+def _cross_version(element: str, *parts: dict[str, Any]) -> dict[str, Any]:
+    return {"url": CROSS_VERSION + element, "extension": list(parts)}
+
+
+def _properties(context: FhirContext, concept: CatalogConcept, wanted: frozenset[str], detail: Any) -> list[dict[str, Any]]:
+    """R5 ``contains.property`` values of the ``wanted`` properties a concept has, as R4 extensions."""
+    values: list[tuple[str, dict[str, Any]]] = []
+    if "definition" in wanted and detail is not None:
+        values += [("definition", {"valueString": d.text}) for d in detail.concept.definitions[:1]]
+    if "parent" in wanted:
+        values += [("parent", {"valueCode": context.concept(row).code}) for row in concept.parents]
+    if "inactive" in wanted:
+        values.append(("inactive", {"valueBoolean": not concept.active}))
+    if "status" in wanted:
+        values.append(("status", {"valueCode": "active" if concept.active else "retired"}))
+    if "notSelectable" in wanted and concept.grouping:
+        values.append(("notSelectable", {"valueBoolean": True}))
+    if "kind" in wanted and concept.kind is not None:
+        values.append(("kind", {"valueCode": concept.kind}))
+    if "billable" in wanted and concept.billable is not None:
+        values.append(("billable", {"valueBoolean": concept.billable}))
+    return [_cross_version("contains.property", {"url": "code", "valueCode": code}, {"url": "value", **value}) for code, value in values]
 
 
 def _given(params: OperationParams, name: str) -> Any:
@@ -126,22 +180,27 @@ def _entry(
     hit: Ranked | None,
     include_designations: bool,
     language: str | None,
+    wanted: frozenset[str],
 ) -> dict[str, Any]:
     concept = context.concept(row)
-    entry: dict[str, Any] = {"system": value_set.system.uri, "version": value_set.system.version}
+    entry: dict[str, Any] = {"system": value_set.system.uri}  # the version is used-codesystem's
+    extensions = []
     if hit is not None:
-        entry["extension"] = [
+        extensions = [
             {"url": MATCHED_TERM, "valueString": context.bundle.label_text[hit.label]},
             {"url": SCORE, "valueDecimal": round(hit.score, 6)},
             {"url": CONFIDENCE, "valueDecimal": round(hit.confidence, 4)},
         ]
+    detail = context.detail(value_set.system, concept.code) if include_designations or language or "definition" in wanted else None
+    extensions += _properties(context, concept, wanted, detail)
+    if extensions:
+        entry["extension"] = extensions
     if concept.grouping:
         entry["abstract"] = True
     if not concept.active:
         entry["inactive"] = True
     entry |= {"code": concept.code, "display": concept.display}
     if include_designations or language:
-        detail = context.detail(value_set.system, concept.code)
         if detail is not None:
             entry["display"] = display_in(detail.concept, language)
             if include_designations:

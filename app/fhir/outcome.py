@@ -3,7 +3,7 @@
 
 Each issue has a severity, an issue type (``http://hl7.org/fhir/issue-type``), ``details`` with a
 coding from the terminology issue types (``tx-issue-type``) and a readable text, and in
-``$validate-code`` answers the ``expression`` of the input element it is about.
+``$validate-code`` answers the ``expression`` (and ``location``) of the input element it is about.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ def issue(text: str, code: str, tx_code: str | None, severity: str = "error", ex
     if tx_code is not None:
         details["coding"] = [{"system": TX_ISSUE_TYPE, "code": tx_code}]
     found: dict[str, Any] = {"severity": severity, "code": code, "details": details}
-    if expression is not None:
-        found["expression"] = [expression]
+    if expression is not None:  # and R4's deprecated location, which clients such as HL7's tests still read
+        found["location"] = found["expression"] = [expression]
     return found
 
 

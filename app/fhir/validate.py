@@ -21,7 +21,7 @@ from typing import Any
 from app.errors import InvalidParameter
 from app.fhir.context import FhirContext
 from app.fhir.designations import displays
-from app.fhir.outcome import issue
+from app.fhir.outcome import TX_ISSUE_TYPE, issue
 from app.fhir.params import Coding, OperationParams
 from app.fhir.valuesets import ValueSetRef, operation_value_set
 from indexer.bundle import CatalogConcept, SystemRange
@@ -58,6 +58,12 @@ class _Check:
     system: SystemRange | None = None
     concept: CatalogConcept | None = None
     unknown_system: str | None = None  # canonical of the system (|version) that could not be found
+    caused_by_unknown_system: bool = True  # whether the result is false for want of that system
+
+    @property
+    def outside(self) -> bool:
+        """Whether the coding was found outside the value set."""
+        return any(found["details"].get("coding", [{}])[0].get("code") == "not-in-vs" for found in self.issues)
 
     @property
     def valid(self) -> bool:
@@ -114,30 +120,31 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         check.issues.append(issue(text, "invalid", "invalid-data", "warning", given.whole))
     system = context.system_or_none(uri)
     if value_set is not None and (system is None or system != value_set.system):
-        text = f"{uri or ''}#{coding.code} is not in the value set {value_set.url}"
-        check.error(text, "code-invalid", "not-in-vs", given.at("code"))
+        check.error(f"{uri or ''}#{coding.code} is not in the value set {value_set.canonical}", "code-invalid", "not-in-vs", given.at("code"))
     if uri and system is None:
         loaded = ", ".join(s.uri for s in context.bundle.systems.values())
         text = f"code system {uri!r} is not loaded, so the code cannot be validated; loaded: {loaded}"
         check.error(text, "not-found", "not-found", given.at("system"))
-        check.unknown_system = uri if value_set is None else None
+        # Against a code system, the answer is unknown because of it; against a value set of
+        # another system, the code is simply not in the value set, from a system unknown here.
+        check.unknown_system = uri
+        check.caused_by_unknown_system = value_set is None
     if system is None or not check.valid:
         return check
     check.system = system
-    if coding.version and coding.version != system.version:
-        text = f"version {coding.version!r} of {system.uri} is not loaded; loaded: {system.version}"
-        check.error(text, "not-found", "not-found", given.at("system"))
-        check.unknown_system = f"{system.uri}|{coding.version}"
-        return check
     row = context.bundle.concept_index(system.key, coding.code)
+    if _version_not_loaded(check, system, value_set):
+        check.concept = None if row is None else context.concept(row)
+        return check
+    if value_set is not None and (row is None or row not in value_set):
+        text = f"{system.uri}#{coding.code} is not in the value set {value_set.canonical}"
+        check.error(text, "code-invalid", "not-in-vs", given.at("code"))
     if row is None:
         text = f"unknown code {coding.code!r} in {system.uri} version {system.version}"
         check.error(text, "code-invalid", "invalid-code", given.at("code"))
         return check
     concept = check.concept = context.concept(row)
     ref = f"{system.uri}#{concept.code}"
-    if value_set is not None and row not in value_set:
-        check.error(f"{ref} is not in the value set {value_set.url}", "code-invalid", "not-in-vs", given.at("code"))
     if not concept.active:
         text = f"{ref} is inactive; its use should be reviewed"
         check.issues.append(issue(text, "business-rule", "code-comment", "warning", given.whole))
@@ -155,27 +162,66 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
     return check
 
 
+def _version_not_loaded(check: _Check, system: SystemRange, value_set: ValueSetRef | None) -> bool:
+    """Issues when the value set uses, or the coding names, a version of the system that is not
+    loaded (the code cannot be validated then); whether there were any."""
+    given, stated = check.given, check.given.coding.version
+    used = value_set.system_version if value_set is not None else None
+    if used is not None and used != system.version:
+        text = f"the value set {value_set.canonical} uses {system.uri} version {used!r}, which is not loaded (loaded: {system.version})"
+        check.error(text, "not-found", "not-found", given.at("system"))
+        if stated and stated != used:
+            text = f"the coding's version {stated!r} of {system.uri} is not the version {used!r} the value set uses"
+            check.error(text, "invalid", "vs-invalid", given.at("version"))
+        check.unknown_system = f"{system.uri}|{used}"
+        return True
+    if stated and stated != system.version:
+        check.error(f"version {stated!r} of {system.uri} is not loaded; loaded: {system.version}", "not-found", "not-found", given.at("system"))
+        if value_set is not None:  # an error where the value set states (or is given) its version
+            expected = value_set.versions.expected(system.uri, value_set.stated_version)
+            text = f"the coding's version {stated!r} of {system.uri} is not the version {expected or system.version!r} the value set {value_set.canonical} uses"
+            check.issues.append(issue(text, "invalid", "vs-invalid", "error" if expected else "warning", given.at("version")))
+        check.unknown_system = f"{system.uri}|{stated}"
+        return True
+    return False
+
+
 def _answer(checks: list[_Check], params: OperationParams, rules: _Rules) -> dict[str, Any]:
-    """``result`` and what is known of the valid coding (a CodeableConcept: the first valid one),
-    else of the one coding given; ``message`` and ``issues`` when there are issues."""
-    chosen = next((check for check in checks if check.valid), None)
+    """``result`` and what is known of the coding that answers: the one given, or of a
+    CodeableConcept the first valid coding, else the first one found in the value set (invalid
+    for another reason, a wrong display say); ``message`` and ``issues`` when there are issues.
+
+    In a CodeableConcept a coding outside the value set is only information
+    (``this-code-not-in-vs``); the concept as a whole then fails with one ``not-in-vs`` error."""
     concept_given = _codeable_concept(params, [check.given.coding for check in checks])
-    issues = chosen.issues if chosen is not None else [found for check in checks for found in check.issues]
-    if chosen is None and concept_given is not None and rules.value_set is not None:
-        text = f"no coding of the CodeableConcept is in the value set {rules.value_set.url}"
-        issues.insert(0, issue(text, "code-invalid", "not-in-vs"))
-    if chosen is None and concept_given is None:
-        chosen = checks[0]
+    if concept_given is None:
+        chosen: _Check | None = checks[0]
+        issues = checks[0].issues
+    else:
+        chosen = next((c for c in checks if c.valid), None) or next((c for c in checks if c.concept is not None and not c.outside), None)
+        issues = chosen.issues if chosen is not None else [_as_information(found) for c in checks for found in c.issues]
+        if chosen is None and rules.value_set is not None:
+            text = f"no coding of the CodeableConcept is in the value set {rules.value_set.canonical}"
+            issues.insert(0, issue(text, "code-invalid", "not-in-vs"))
     out: list[dict[str, Any]] = [{"name": "result", "valueBoolean": chosen is not None and chosen.valid}]
     if issues:
         out.append({"name": "message", "valueString": "; ".join(found["details"]["text"] for found in issues)})
     if chosen is not None:
         out += _coding_out(chosen)
+    else:
+        out += _unknown_system_out(next((c for c in checks if c.unknown_system is not None), None))
     if concept_given is not None:
         out.append({"name": "codeableConcept", "valueCodeableConcept": concept_given})
     if issues:
         out.append({"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": issues}})
     return {"resourceType": "Parameters", "parameter": out}
+
+
+def _as_information(found: dict[str, Any]) -> dict[str, Any]:
+    """A coding's not-in-vs error, within a CodeableConcept: information that this code is not."""
+    if found["details"].get("coding", [{}])[0].get("code") != "not-in-vs":
+        return found
+    return found | {"severity": "information", "details": found["details"] | {"coding": [{"system": TX_ISSUE_TYPE, "code": "this-code-not-in-vs"}]}}
 
 
 def _codeable_concept(params: OperationParams, codings: list[Coding]) -> dict[str, Any] | None:
@@ -195,12 +241,17 @@ def _coding_out(check: _Check) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"name": "code", "valueCode": concept.code if concept else coding.code}]
     if check.uri:
         out.append({"name": "system", "valueUri": check.uri})
-    if system is not None:
-        out.append({"name": "version", "valueString": coding.version or system.version})
+    if system is not None:  # the version validated against, whatever the coding names
+        out.append({"name": "version", "valueString": system.version})
     if concept is not None:
         out.append({"name": "display", "valueString": concept.display})
         if not concept.active:
             out.append({"name": "inactive", "valueBoolean": True})
-    if check.unknown_system is not None:
-        out.append({"name": "x-caused-by-unknown-system", "valueCanonical": check.unknown_system})
-    return out
+    return out + _unknown_system_out(check)
+
+
+def _unknown_system_out(check: _Check | None) -> list[dict[str, Any]]:
+    if check is None or check.unknown_system is None:
+        return []
+    name = "x-caused-by-unknown-system" if check.caused_by_unknown_system else "x-unknown-system"
+    return [{"name": name, "valueCanonical": check.unknown_system}]

@@ -27,6 +27,7 @@ from app.errors import InvalidParameter, NotFound
 from app.fhir.compose import compose_rows
 from app.fhir.context import FhirContext, Subtree
 from app.fhir.params import OperationParams
+from app.fhir.versions import SystemVersions
 from app.search.scope import Scope
 from indexer.bundle import SystemRange
 
@@ -43,6 +44,25 @@ class ValueSetRef:
     system: SystemRange
     subtree: Subtree | None  # None: every code of the system
     version: str | None = None  # an explicit value set's own version
+    resource: dict[str, Any] | None = None  # an explicit value set's ValueSet resource
+    stated_version: str | None = None  # the version of its system its compose states
+    versions: SystemVersions = SystemVersions()  # the request's version parameters
+
+    @property
+    def system_version(self) -> str | None:
+        """The version of its system the value set uses (None: whichever is loaded)."""
+        return self.versions.used(self.system.uri, self.stated_version)
+
+    @property
+    def missing(self) -> str | None:
+        """``system|version`` when the value set uses a version of its system that is not loaded."""
+        used = self.system_version
+        return None if used in (None, self.system.version) else f"{self.system.uri}|{used}"
+
+    @property
+    def canonical(self) -> str:
+        """url|version (the url alone where the value set has no version)."""
+        return self.url if self.version is None else f"{self.url}|{self.version}"
 
     def scope(self, include_inactive: bool, exclude: frozenset[int] = frozenset()) -> Scope:
         """The ranking scope of the value set (chapters and blocks left out, as everywhere)."""
@@ -64,7 +84,16 @@ def implicit_url(system: SystemRange) -> str:
     return f"{system.uri}?{ALL_CODES}"
 
 
-def parse_value_set(context: FhirContext, url: str) -> ValueSetRef:
+@dataclass(frozen=True)
+class Given:
+    """What a request brings to resolve value sets with: ``tx-resource`` value sets and the
+    system version parameters."""
+
+    resources: Sequence[dict[str, Any]] = ()
+    versions: SystemVersions = SystemVersions()
+
+
+def parse_value_set(context: FhirContext, url: str, versions: SystemVersions = SystemVersions()) -> ValueSetRef:
     base, _, query = url.partition("?")
     system = context.system_or_none(base)
     if system is None or not (query == ALL_CODES or query.startswith(IS_A)):
@@ -73,40 +102,41 @@ def parse_value_set(context: FhirContext, url: str) -> ValueSetRef:
             f"value set {url!r} is unknown; known: {known}, and {{system}}?{IS_A}{{code}} for a subtree"
         )
     if query == ALL_CODES:
-        return ValueSetRef(url, system, None)
+        return ValueSetRef(url, system, None, versions=versions)
     code = unquote(query[len(IS_A) :])
     if context.bundle.concept_index(system.key, code) is None:
         raise NotFound(f"value set {url!r}: code {code!r} is not in {system.uri} version {system.version}")
-    return ValueSetRef(url, system, context.subtree(system, code))
+    return ValueSetRef(url, system, context.subtree(system, code), versions=versions)
 
 
 def operation_value_set(context: FhirContext, params: OperationParams) -> ValueSetRef:
     """The value set of an operation: ``valueSet`` inline, else ``url`` (``valueSetVersion``)."""
-    resources = params.resources("tx-resource", "ValueSet")
+    given = Given(params.resources("tx-resource", "ValueSet"), SystemVersions.from_params(params))
     [inline] = params.resources("valueSet", "ValueSet") or [None]
     if inline is not None:
-        return _explicit(context, inline, resources, "valueSet", 0)
-    return find_value_set(context, params.required_text("url"), params.text("valueSetVersion"), resources)
+        return _explicit(context, inline, given, "valueSet", 0)
+    return find_value_set(context, params.required_text("url"), params.text("valueSetVersion"), given)
 
 
 def find_value_set(
-    context: FhirContext, url: str, version: str | None = None, resources: Sequence[dict[str, Any]] = (), depth: int = 0
+    context: FhirContext, url: str, version: str | None = None, given: Given = Given(), depth: int = 0
 ) -> ValueSetRef:
-    """An implicit value set by URL, or one of ``resources`` with that ``url`` (and version)."""
+    """An implicit value set by URL, or one of the ``tx-resource`` s with that ``url`` (and
+    version), else a stored one."""
     if depth > MAX_IMPORTS:
         raise InvalidParameter(f"value set {url!r}: imports nest more than {MAX_IMPORTS} deep", "valueSet")
     canonical, _, pinned = url.partition("|")
     version = version or pinned or None
-    found = [r for r in resources if r.get("url") == canonical and version in (None, r.get("version"))]
+    found = [r for r in given.resources if r.get("url") == canonical and version in (None, r.get("version"))]
     if found:
-        return _explicit(context, found[0], resources, f"value set {canonical}", depth)
+        return _explicit(context, found[0], given, f"value set {canonical}", depth)
     if version is None and is_implicit(canonical):
-        return parse_value_set(context, canonical)
+        return parse_value_set(context, canonical, given.versions)
     stored = context.value_sets.search(canonical, version)
     if stored:
-        return _explicit(context, stored[-1], resources, f"value set {canonical}", depth)  # the newest version
+        return _explicit(context, stored[-1], given, f"value set {canonical}", depth)  # the newest version
     if version is None:
-        return parse_value_set(context, canonical)  # refused, naming the value sets there are
+        return parse_value_set(context, canonical, given.versions)  # refused, naming the value sets there are
     raise NotFound(f"value set {canonical!r} version {version!r} is unknown")
 
 
@@ -126,20 +156,23 @@ def checked_value_set(context: FhirContext, resource: dict[str, Any]) -> ValueSe
     version = resource.get("version")
     if version is not None and not isinstance(version, str):
         raise InvalidParameter("version: expected a string", "version")
-    return _explicit(context, resource, (), "ValueSet", 0)
+    return _explicit(context, resource, Given(), "ValueSet", 0)
 
 
-def _explicit(context: FhirContext, resource: dict[str, Any], resources: Sequence[dict[str, Any]], at: str, depth: int) -> ValueSetRef:
+def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: str, depth: int) -> ValueSetRef:
     url = resource.get("url")
     if url is not None and not isinstance(url, str):
         raise InvalidParameter(f"{at}.url: expected a URI", f"{at}.url")
 
     def imported(canonical: str, where: str) -> tuple[SystemRange, frozenset[int]]:
-        value_set = find_value_set(context, canonical, None, resources, depth + 1)
+        value_set = find_value_set(context, canonical, None, given, depth + 1)
         return value_set.system, frozenset(value_set.rows(context, active_only=False))
 
     if "compose" not in resource:
         raise InvalidParameter(f"{at}: a value set without compose is not supported", at)
-    system, rows = compose_rows(context, resource["compose"], imported, f"{at}.compose")
+    composed = compose_rows(context, resource["compose"], imported, f"{at}.compose", given.versions)
     version = resource.get("version") if isinstance(resource.get("version"), str) else None
-    return ValueSetRef(url or f"urn:uuid:{uuid.uuid4()}", system, Subtree(rows, tuple(sorted(rows))), version)
+    subtree = Subtree(composed.rows, tuple(sorted(composed.rows)))
+    return ValueSetRef(
+        url or f"urn:uuid:{uuid.uuid4()}", composed.system, subtree, version, resource, composed.version, given.versions
+    )

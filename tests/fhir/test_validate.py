@@ -127,12 +127,19 @@ def test_system_version_is_honoured(client: TestClient) -> None:
     assert _result(client.get(VS_VALIDATE, params=given | {"systemVersion": TOY.version}))[0] is True
     result, named = _result(client.get(VS_VALIDATE, params=given | {"systemVersion": "1999"}))
     assert result is False
-    assert named["message"] == [f"version '1999' of {TOY.uri} is not loaded; loaded: {TOY.version}"]
-    assert _issues(named) == [("error", "not-found", "not-found", ["system"])]
-    assert named["x-caused-by-unknown-system"] == [f"{TOY.uri}|1999"]
+    assert named["message"] == [
+        f"version '1999' of {TOY.uri} is not loaded; loaded: {TOY.version}; the coding's version '1999' of "
+        f"{TOY.uri} is not the version '{TOY.version}' the value set {TOY_VS} uses"
+    ]
+    # the value set states no version, so the mismatch is a warning; what the code means is still known
+    assert _issues(named) == [("error", "not-found", "not-found", ["system"]), ("warning", "invalid", "vs-invalid", ["version"])]
+    assert (named["x-caused-by-unknown-system"], named["display"], named["version"]) == ([f"{TOY.uri}|1999"], ["Tachycardia"], [TOY.version])
     coding = {"system": TOY.uri, "code": "T:2", "version": "1999"}
     result, named = _post(client, VS_VALIDATE, url={"valueUri": TOY_VS}, coding={"valueCoding": coding})
-    assert result is False and _issues(named) == [("error", "not-found", "not-found", ["Coding.system"])]
+    assert result is False and _issues(named)[0] == ("error", "not-found", "not-found", ["Coding.system"])
+    pinned = {"system-version": {"valueCanonical": f"{TOY.uri}|{TOY.version}"}}  # a stated version: an error
+    result, named = _post(client, VS_VALIDATE, url={"valueUri": TOY_VS}, coding={"valueCoding": coding}, **pinned)
+    assert result is False and _issues(named)[1] == ("error", "invalid", "vs-invalid", ["Coding.version"])
 
 
 def test_a_codeable_concept_is_valid_when_one_of_its_codings_is(client: TestClient) -> None:
@@ -144,10 +151,11 @@ def test_a_codeable_concept_is_valid_when_one_of_its_codings_is(client: TestClie
     result, named = _post(client, VS_VALIDATE, url={"valueUri": TOY_VS}, codeableConcept={"valueCodeableConcept": wrong})
     assert result is False and "code" not in named
     assert named["codeableConcept"] == [{"coding": [wrong["coding"][0], {"system": TOYICD.uri, "code": "I10"}]}]  # as read
-    assert _issues(named) == [
+    assert _issues(named) == [  # each coding outside the value set is information; the concept is not in it
         ("error", "code-invalid", "not-in-vs", None),
+        ("information", "code-invalid", "this-code-not-in-vs", ["CodeableConcept.coding[0].code"]),
         ("error", "code-invalid", "invalid-code", ["CodeableConcept.coding[0].code"]),
-        ("error", "code-invalid", "not-in-vs", ["CodeableConcept.coding[1].code"]),
+        ("information", "code-invalid", "this-code-not-in-vs", ["CodeableConcept.coding[1].code"]),
     ]
     assert named["issues"][0]["issue"][0]["details"]["text"] == f"no coding of the CodeableConcept is in the value set {TOY_VS}"
     result, _ = _post(client, CS_VALIDATE, url={"valueUri": TOY.uri}, codeableConcept={"valueCodeableConcept": concept})

@@ -142,6 +142,12 @@ def metadata(
     return fhir_response(capabilities.capability_statement(settings.fhir.base_url))
 
 
+@router.get("/$versions", response_class=JSONResponse)
+def fhir_versions() -> JSONResponse:
+    """The FHIR versions this server answers in (4.0)."""
+    return fhir_response(capabilities.versions())
+
+
 # --- ValueSet resources stored on the server
 
 
