@@ -33,6 +33,11 @@ class ApiError(Exception):
     def type(self) -> str:
         return f"/problems/{self.slug}"
 
+    @property
+    def expression(self) -> str | None:
+        """The FHIRPath of the element at fault, for an OperationOutcome issue (None: none)."""
+        return None
+
     def extra(self) -> dict[str, Any]:
         """Members of the problem JSON besides type, title, status, detail and param."""
         return {}
@@ -51,11 +56,23 @@ class InvalidParameter(ApiError):
     slug, title = "invalid-parameter", "Invalid parameter"
 
 
+class InvalidValueSet(InvalidParameter):
+    """A ValueSet's compose that cannot be resolved as written (a filter without a value...):
+    ``param`` names the element, ``value set {url}.compose.include[0].filter[1]``."""
+
+    tx_code = "vs-invalid"
+
+    @property
+    def expression(self) -> str | None:
+        at = self.param or ""
+        return "ValueSet" + at[at.index(".compose") :] if ".compose" in at else None
+
+
 class TooCostly(ApiError):
     """More work than the configured limits allow (``TERMSEARCH_FHIR__*``)."""
 
     status, slug, title = 422, "too-costly", "Too costly"
-    issue, tx_code = "too-costly", "vs-invalid"
+    issue, tx_code = "too-costly", None
 
 
 class Unauthorized(ApiError):
@@ -66,6 +83,18 @@ class NotFound(ApiError):
     """An unknown route, code system, value set, concept, job or run."""
 
     status, slug, title, issue, tx_code = 404, "not-found", "Not found", "not-found", "not-found"
+
+
+class CircularValueSet(ApiError):
+    """A value set that imports itself, directly or through others."""
+
+    status, slug, title = 422, "circular-value-set", "Circular value set"
+    issue, tx_code = "processing", "vs-invalid"
+
+
+class UnresolvedImport(NotFound):
+    """A value set that a value set's compose imports cannot be found ($validate-code answers
+    ``result=false`` with the issue instead)."""
 
 
 NO_ROUTE = "no route serves this path"

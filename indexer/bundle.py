@@ -28,6 +28,7 @@ import re
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -216,6 +217,11 @@ class Bundle:
         owner = np.repeat(np.arange(len(rows)), counts)
         offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
         return (np.repeat(starts, counts) + offsets).astype(np.int64), owner
+
+    @cached_property
+    def knowledge_sources(self) -> frozenset[str]:
+        """The knowledge sources that gave this bundle's concepts labels."""
+        return frozenset(source for source in self.label_knowledge if source is not None)
 
     def knowledge_labels(self, row: int) -> list[Designation]:
         """The labels a knowledge source built into this bundle gave the concept (alignments,

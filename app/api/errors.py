@@ -79,7 +79,8 @@ def render(error: ApiError, path: str) -> JSONResponse:
     if is_fhir(path):
         status = error.fhir_status or error.status
         severity = "fatal" if status >= 500 else "error"
-        body, media_type = operation_outcome(error.detail, error.issue, error.tx_code, severity), FHIR_JSON
+        body = operation_outcome(error.detail, error.issue, error.tx_code, severity, error.expression)
+        media_type = FHIR_JSON
     else:
         status, media_type = error.status, PROBLEM_JSON
         problem = Problem(type=error.type, title=error.title, status=status, detail=error.detail, param=error.param)

@@ -1,6 +1,8 @@
-"""``CodeSystem/$lookup``: a code's display, designations and properties (parent, child,
-definition, inactive, and the store's scalar properties such as ICD-10-CM's ``kind`` and
-``billable``); an unknown system or code is a 404 OperationOutcome. ($validate-code:
+"""``CodeSystem/$lookup``: a code's display, definition, ``abstract`` (ICD-10-CM chapters and
+blocks), designations (besides the display; a supplement's only with ``useSupplement``) and
+properties (parent, child, inactive, notSelectable, definition when asked for, and the store's
+scalar properties such as ICD-10-CM's ``kind`` and ``billable``); an unknown system or code is a
+404 OperationOutcome. ($validate-code:
 ``app.fhir.validate``.)
 """
 
@@ -13,6 +15,8 @@ from app.search.designations import all_designations
 from app.fhir.designations import designation, display_in
 from app.errors import InvalidParameter, NotFound, UnknownCode
 from app.fhir.params import OperationParams
+from app.fhir.supplements import requested
+from indexer.records import DesignationUse
 
 PROPERTY_TYPES = {bool: "valueBoolean", int: "valueInteger", str: "valueString"}
 _PART_TYPES = {"language": "valueCode", "use": "valueCoding", "value": "valueString"}
@@ -27,17 +31,19 @@ def lookup(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     system = context.system(coding.system)
     if coding.version and coding.version != system.version:
         raise NotFound(f"version {coding.version!r} of {system.uri} is not loaded; loaded: {system.version}")
-    context.row(system, coding.code)
+    row = context.row(system, coding.code)
     detail = context.detail(system, coding.code)
     if detail is None:
         raise UnknownCode(f"code {coding.code!r} is not in the concept store's {system.uri}")
     concept = detail.concept
     wanted = set(params.texts("property")) - {"*"}  # "*" (every property) is the same as none named
+    grouping = context.concept(row).grouping
     properties: list[tuple[str, dict[str, Any], str | None]] = [
         *(("parent", {"valueCode": p.code}, p.display) for p in detail.parents),
         *(("child", {"valueCode": c.code}, c.display) for c in detail.children),
-        *(("definition", {"valueString": d.text}, None) for d in concept.definitions),
+        *(("definition", {"valueString": d.text}, None) for d in concept.definitions if "definition" in wanted),
         ("inactive", {"valueBoolean": not concept.active}, None),
+        *((("notSelectable", {"valueBoolean": True}, None),) if grouping else ()),
         *(
             (name, {PROPERTY_TYPES[type(value)]: value}, None)
             for name, value in concept.properties.items()
@@ -48,10 +54,13 @@ def lookup(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         {"name": "name", "valueString": system.name},
         {"name": "version", "valueString": system.version},
         {"name": "display", "valueString": display_in(concept, params.language("displayLanguage"))},
+        *({"name": "definition", "valueString": d.text} for d in concept.definitions[:1]),
+        *(({"name": "abstract", "valueBoolean": True},) if grouping else ()),
     ]
+    sources = requested(context, params)
     if not wanted or "designation" in wanted:
-        for label in all_designations(concept, context.bundle, system.key):
-            if label.active:
+        for label in all_designations(concept, context.bundle, system.key, sources):
+            if label.active and label.use != DesignationUse.PREFERRED:  # the display is the display
                 fields = designation(label)
                 extensions = fields.pop("extension", None)
                 parts = [{"name": key, _PART_TYPES[key]: value} for key, value in fields.items()]

@@ -3,15 +3,17 @@
 An ``include`` (or ``exclude``) names a loaded code system (and, optionally, a version: the one
 used is chosen with the request's version parameters, :mod:`app.fhir.versions`; a version that is
 not loaded leaves the include empty and is reported by :attr:`app.fhir.valuesets.ValueSetRef.missing`)
-and then either lists ``concept`` codes or ANDs ``filter`` s, else takes every code; its
+and then either lists ``concept`` codes (one the system lacks is in no value set, so left out)
+or ANDs ``filter`` s, else takes every code; its
 ``valueSet`` entries (imports) intersect it with other value sets. Includes are united, excludes
 taken away; ``inactive: false`` leaves inactive codes out. Filters:
 
 - on ``concept`` (or ``code``): ``is-a`` (the code and everything below it), ``descendent-of``
-  (below it only), ``is-not-a``, ``=`` (that code), ``in`` / ``not-in`` (comma-separated codes),
+  (below it only), ``child-of`` (its children), ``is-not-a``, ``=`` (that code), ``in`` / ``not-in`` (comma-separated codes),
   ``regex`` (the whole code matches);
 - ``=`` on the catalog's properties: ``kind`` (ICD-10-CM ``chapter``, ``block``, ``category``,
-  ``code``), ``billable`` and ``inactive`` (``true`` / ``false``).
+  ``code``; also ``regex``), ``billable`` and ``inactive`` (``true`` / ``false``); ``=``, ``in`` and ``not-in`` on
+  FHIR's ``notSelectable`` (true for ICD-10-CM chapters and blocks).
 
 One value set draws on one loaded code system (every include names the same one). Anything else
 is refused naming the element (``compose.include[0].filter[1].op``).
@@ -26,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from app.errors import InvalidParameter, UnknownCode
+from app.errors import InvalidValueSet, UnknownCode
 from app.fhir.context import FhirContext
 from app.fhir.versions import SystemVersions
 from indexer.bundle import SystemRange
@@ -53,10 +55,10 @@ def compose_rows(
 ) -> Composition:
     """The system, the catalog rows and the stated version of a ``compose``."""
     if not isinstance(compose, dict):
-        raise InvalidParameter(f"{at}: expected an object", at)
+        raise InvalidValueSet(f"{at}: expected an object", at)
     includes = compose.get("include")
     if not isinstance(includes, list) or not includes:
-        raise InvalidParameter(f"{at}.include: at least one include is required", f"{at}.include")
+        raise InvalidValueSet(f"{at}.include: at least one include is required", f"{at}.include")
     system: SystemRange | None = None
     rows: set[int] = set()
     version: str | None = None
@@ -67,7 +69,7 @@ def compose_rows(
         version = version or used
     excludes = compose.get("exclude") or []
     if not isinstance(excludes, list):
-        raise InvalidParameter(f"{at}.exclude: expected a list", f"{at}.exclude")
+        raise InvalidValueSet(f"{at}.exclude: expected a list", f"{at}.exclude")
     for number, exclude in enumerate(excludes):
         found, part, _ = _part(context, exclude, resolve, f"{at}.exclude[{number}]", versions)
         system, part = _same(system, found, part)
@@ -75,7 +77,7 @@ def compose_rows(
     assert system is not None
     inactive = compose.get("inactive")
     if inactive is not None and not isinstance(inactive, bool):
-        raise InvalidParameter(f"{at}.inactive: expected true or false", f"{at}.inactive")
+        raise InvalidValueSet(f"{at}.inactive: expected true or false", f"{at}.inactive")
     if inactive is False:
         active = context.bundle.rows(system.key, include_inactive=False)
         rows = {row for row in rows if row in active}
@@ -84,7 +86,7 @@ def compose_rows(
 
 def _same(known: SystemRange | None, system: SystemRange, rows: frozenset[int]) -> tuple[SystemRange, frozenset[int]]:
     if known is not None and system.key != known.key:
-        raise InvalidParameter(
+        raise InvalidValueSet(
             f"compose: a value set over more than one code system ({known.uri}, {system.uri}) is not supported", "compose"
         )
     return system, rows
@@ -96,30 +98,30 @@ def _part(
     """The rows one include or exclude names (none where the version it uses is not loaded), and
     the version it states."""
     if not isinstance(part, dict):
-        raise InvalidParameter(f"{at}: expected an object", at)
+        raise InvalidValueSet(f"{at}: expected an object", at)
     imports = part.get("valueSet") or []
     if not isinstance(imports, list) or not all(isinstance(url, str) for url in imports):
-        raise InvalidParameter(f"{at}.valueSet: expected a list of canonical URLs", f"{at}.valueSet")
+        raise InvalidValueSet(f"{at}.valueSet: expected a list of canonical URLs", f"{at}.valueSet")
     imported = [resolve(url, f"{at}.valueSet[{n}]") for n, url in enumerate(imports)]
     uri = part.get("system")
     if uri is None:
         if not imported:
-            raise InvalidParameter(f"{at}: names no system and no valueSet", at)
+            raise InvalidValueSet(f"{at}: names no system and no valueSet", at)
         system = imported[0][0]
         rows = frozenset.intersection(*(r for _, r in imported))
         stated = None
     else:
         if not isinstance(uri, str):
-            raise InvalidParameter(f"{at}.system: expected a URI", f"{at}.system")
+            raise InvalidValueSet(f"{at}.system: expected a URI", f"{at}.system")
         system = context.system(uri)
         stated = part.get("version")
         if stated is not None and not isinstance(stated, str):
-            raise InvalidParameter(f"{at}.version: expected a string", f"{at}.version")
+            raise InvalidValueSet(f"{at}.version: expected a string", f"{at}.version")
         used = versions.used(uri, stated)
         if used not in (None, system.version):
             return system, frozenset(), stated
         if part.get("concept") and part.get("filter"):
-            raise InvalidParameter(f"{at}: give concept or filter, not both", at)
+            raise InvalidValueSet(f"{at}: give concept or filter, not both", at)
         if part.get("concept"):
             rows = _listed(context, system, part["concept"], f"{at}.concept")
         else:
@@ -132,13 +134,15 @@ def _part(
 
 def _listed(context: FhirContext, system: SystemRange, concepts: Any, at: str) -> frozenset[int]:
     if not isinstance(concepts, list):
-        raise InvalidParameter(f"{at}: expected a list", at)
+        raise InvalidValueSet(f"{at}: expected a list", at)
     rows = set()
     for number, concept in enumerate(concepts):
         code = concept.get("code") if isinstance(concept, dict) else None
         if not isinstance(code, str):
-            raise InvalidParameter(f"{at}[{number}].code: expected a code", f"{at}[{number}].code")
-        rows.add(_row(context, system, code, f"{at}[{number}].code"))
+            raise InvalidValueSet(f"{at}[{number}].code: expected a code", f"{at}[{number}].code")
+        row = context.bundle.concept_index(system.key, code)
+        if row is not None:  # a listed code the system lacks is in no value set ($validate-code says so)
+            rows.add(row)
     return frozenset(rows)
 
 
@@ -151,13 +155,13 @@ def _row(context: FhirContext, system: SystemRange, code: str, at: str) -> int:
 
 def _filtered(context: FhirContext, system: SystemRange, filters: Any, at: str) -> frozenset[int]:
     if not isinstance(filters, list):
-        raise InvalidParameter(f"{at}: expected a list", at)
+        raise InvalidValueSet(f"{at}: expected a list", at)
     every = context.bundle.rows(system.key, include_inactive=True)
     rows = frozenset(every)
     for number, item in enumerate(filters):
         where = f"{at}[{number}]"
         if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("property", "op", "value")):
-            raise InvalidParameter(f"{where}: expected property, op and value strings", where)
+            raise InvalidValueSet(f"{where}: expected property, op and value strings", where)
         rows &= _filter(context, system, every, item["property"], item["op"], item["value"], where)
     return rows
 
@@ -167,34 +171,58 @@ def _filter(
 ) -> frozenset[int]:
     bundle = context.bundle
     if prop in CONCEPT_PROPERTIES:
-        if op in ("is-a", "descendent-of", "is-not-a"):
-            below = bundle.descendants(_row(context, system, value, f"{at}.value"))
+        if op in ("is-a", "descendent-of", "is-not-a", "child-of"):
+            row = _row(context, system, value, f"{at}.value")
+            if op == "child-of":
+                return frozenset(r for r in bundle.descendants(row) if row in bundle.concepts[r].parents)
+            below = bundle.descendants(row)
             if op == "is-a":
                 return below
             if op == "descendent-of":
-                return below - {bundle.concept_index(system.key, value)}
+                return below - {row}
             return frozenset(every) - below
         if op in ("=", "in", "not-in"):
             codes = [value] if op == "=" else [code.strip() for code in value.split(",") if code.strip()]
             listed = frozenset(_row(context, system, code, f"{at}.value") for code in codes)
             return frozenset(every) - listed if op == "not-in" else listed
         if op == "regex":
-            try:
-                pattern = re.compile(value)
-            except re.error as exc:
-                raise InvalidParameter(f"{at}.value: not a regular expression ({exc})", f"{at}.value") from None
+            pattern = _regex(value, at)
             return frozenset(row for row in every if pattern.fullmatch(bundle.concepts[row].code))
-        raise InvalidParameter(f"{at}.op: {op!r} on {prop} is not supported (is-a, descendent-of, is-not-a, =, in, not-in, regex)", f"{at}.op")
-    if op != "=":
-        raise InvalidParameter(f"{at}.op: only = is supported on {prop!r}", f"{at}.op")
+        raise InvalidValueSet(f"{at}.op: {op!r} on {prop} is not supported (is-a, descendent-of, is-not-a, child-of, =, in, not-in, regex)", f"{at}.op")
     rows = np.arange(every.start, every.stop)
+    if prop == "notSelectable" and op in ("=", "in", "not-in"):  # FHIR's property: chapters and blocks
+        given = (value.split(",") if op != "=" else [value])
+        named = {FLAGS[v.strip()] for v in given if v.strip() in FLAGS}  # booleans are case-sensitive: "TRUE" is none
+        wanted = {True, False} - named if op == "not-in" else named
+        return frozenset(rows[np.isin(bundle.grouping[rows], list(wanted))].tolist())
+    if prop == "kind" and op == "regex":
+        pattern = _regex(value, at)
+        kinds = {str(kind) for kind in set(bundle.kinds[rows].tolist()) if kind is not None and pattern.fullmatch(str(kind))}
+        return frozenset(rows[np.isin(bundle.kinds[rows], list(kinds))].tolist())
+    if op != "=":
+        raise InvalidValueSet(f"{at}.op: only = is supported on {prop!r} (and regex on kind)", f"{at}.op")
     if prop == "kind":
         return frozenset(rows[bundle.kinds[rows] == value].tolist())
     if prop in ("billable", "inactive"):
-        flag = FLAGS.get(value)
-        if flag is None:
-            raise InvalidParameter(f"{at}.value: {prop} is true or false (got {value!r})", f"{at}.value")
+        flag = _flag(value, prop, at)
         if prop == "billable":
             return frozenset(rows[bundle.billable[rows] == flag].tolist())
         return frozenset(row for row in every if (not bundle.concepts[row].active) == flag)
-    raise InvalidParameter(f"{at}.property: {prop!r} is not a filterable property (concept, code, kind, billable, inactive)", f"{at}.property")
+    raise InvalidValueSet(
+        f"{at}.property: {prop!r} is not a filterable property (concept, code, kind, billable, inactive, notSelectable)",
+        f"{at}.property",
+    )
+
+
+def _regex(value: str, at: str) -> re.Pattern[str]:
+    try:
+        return re.compile(value)
+    except re.error as exc:
+        raise InvalidValueSet(f"{at}.value: not a regular expression ({exc})", f"{at}.value") from None
+
+
+def _flag(value: str, prop: str, at: str) -> bool:
+    flag = FLAGS.get(value)
+    if flag is None:
+        raise InvalidValueSet(f"{at}.value: {prop} is true or false (got {value!r})", f"{at}.value")
+    return flag

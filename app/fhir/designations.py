@@ -33,9 +33,9 @@ def designation(d: Designation) -> dict[str, Any]:
     return out
 
 
-def designations(concept: Concept) -> list[dict[str, Any]]:
-    """The concept's active labels; the display comes first."""
-    return [designation(d) for d in concept.designations if d.active]
+def designations(labels: list[Designation]) -> list[dict[str, Any]]:
+    """The active labels other than the display (which FHIR gives as ``display``)."""
+    return [designation(d) for d in labels if d.active and d.use != DesignationUse.PREFERRED]
 
 
 def _matches(tag: str, wanted: str) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,6 +32,9 @@ from app.checks import check_length, check_range
 from app.errors import NotFound, TooCostly
 from app.fhir.params import OperationParams
 from app.fhir.valuesets import ValueSetRef, operation_value_set
+from app.fhir.versions import canonicals
+from app.fhir.supplements import requested
+from app.search.designations import all_designations
 from app.search.service import Ranked
 from indexer.bundle import CatalogConcept
 
@@ -51,7 +55,6 @@ ECHOED = {
     "excludeNotForUI": "valueBoolean",
     "excludeNested": "valueBoolean",  # honoured whatever its value: expansions are always flat
     "abstract": "valueBoolean",
-    "includeDefinition": "valueBoolean",
     "min_confidence": "valueDecimal",
 }
 CROSS_VERSION = "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion."
@@ -100,18 +103,23 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     stop = total if count is None else offset + count
     page = [(row, hits[i] if hits else None) for i, row in enumerate(rows[offset:stop], start=offset)]
     wanted = concept_properties(params.texts("property"))
-    contains = [_entry(context, value_set, row, hit, include_designations, language, wanted) for row, hit in page]
+    sources = requested(context, params, value_set.resource)
+    shown = _Shown(include_designations, language, wanted, sources)
+    contains = [_entry(context, value_set, row, hit, shown) for row, hit in page]
 
     used = {name: value for name in ECHOED if (value := _given(params, name)) is not None}
     expansion: dict[str, Any] = {
         "identifier": f"urn:uuid:{uuid.uuid4()}",
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "total": total,
-        "offset": offset,
         "parameter": [{"name": name, ECHOED[name]: value} for name, value in used.items()]
         + value_set.versions.echoed(system.uri, value_set.stated_version)
-        + [{"name": "used-codesystem", "valueUri": f"{system.uri}|{system.version}"}],
+        + [{"name": "default-valueset-version", "valueUri": f"{u}|{v}"} for u, v in canonicals(params, "default-valueset-version").items()]
+        + [{"name": "used-codesystem", "valueUri": f"{system.uri}|{system.version}"}]
+        + [{"name": "used-valueset", "valueUri": canonical} for canonical in dict.fromkeys(value_set.used_value_sets)],
     }
+    if params.value("offset") is not None or count is not None:  # a page: where it starts
+        expansion["offset"] = offset
     if contains and wanted:
         expansion["extension"] = [
             _cross_version("property", {"url": "code", "valueCode": code}, {"url": "uri", "valueUri": CONCEPT_PROPERTIES + code})
@@ -127,7 +135,8 @@ def _described(value_set: ValueSetRef, include_definition: bool) -> dict[str, An
     with ``includeDefinition``."""
     left_out = {"expansion", "text", "meta", "contained"} | (set() if include_definition else {"compose"})
     given = {k: v for k, v in (value_set.resource or {}).items() if k not in left_out}
-    return {"resourceType": "ValueSet", "status": "active", **given, "url": value_set.url} | (
+    status = "active" if value_set.resource is None else "unknown"  # an explicit one keeps its own, if any
+    return {"resourceType": "ValueSet", "status": status, **given, "url": value_set.url} | (
         {"version": value_set.version} if value_set.version is not None else {}
     )
 
@@ -173,14 +182,22 @@ def _given(params: OperationParams, name: str) -> Any:
     return params.text(name)
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """What each code of the expansion shows besides its code and display."""
+
+    designations: bool
+    language: str | None
+    properties: frozenset[str]
+    sources: frozenset[str]  # knowledge sources whose designations to list (useSupplement)
+
+
 def _entry(
     context: FhirContext,
     value_set: ValueSetRef,
     row: int,
     hit: Ranked | None,
-    include_designations: bool,
-    language: str | None,
-    wanted: frozenset[str],
+    shown: _Shown,
 ) -> dict[str, Any]:
     concept = context.concept(row)
     entry: dict[str, Any] = {"system": value_set.system.uri}  # the version is used-codesystem's
@@ -191,7 +208,8 @@ def _entry(
             {"url": SCORE, "valueDecimal": round(hit.score, 6)},
             {"url": CONFIDENCE, "valueDecimal": round(hit.confidence, 4)},
         ]
-    detail = context.detail(value_set.system, concept.code) if include_designations or language or "definition" in wanted else None
+    wanted = shown.properties
+    detail = context.detail(value_set.system, concept.code) if shown.designations or shown.language or "definition" in wanted else None
     extensions += _properties(context, concept, wanted, detail)
     if extensions:
         entry["extension"] = extensions
@@ -200,9 +218,9 @@ def _entry(
     if not concept.active:
         entry["inactive"] = True
     entry |= {"code": concept.code, "display": concept.display}
-    if include_designations or language:
-        if detail is not None:
-            entry["display"] = display_in(detail.concept, language)
-            if include_designations:
-                entry["designation"] = designations(detail.concept)
+    if detail is not None:
+        entry["display"] = display_in(detail.concept, shown.language)
+        labels = designations(all_designations(detail.concept, context.bundle, value_set.system.key, shown.sources))
+        if shown.designations and labels:
+            entry["designation"] = labels
     return entry

@@ -25,5 +25,7 @@ def issue(text: str, code: str, tx_code: str | None, severity: str = "error", ex
     return found
 
 
-def operation_outcome(text: str, code: str, tx_code: str | None, severity: str = "error") -> dict[str, Any]:
-    return {"resourceType": "OperationOutcome", "issue": [issue(text, code, tx_code, severity)]}
+def operation_outcome(
+    text: str, code: str, tx_code: str | None, severity: str = "error", expression: str | None = None
+) -> dict[str, Any]:
+    return {"resourceType": "OperationOutcome", "issue": [issue(text, code, tx_code, severity, expression)]}

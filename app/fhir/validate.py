@@ -18,11 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.errors import InvalidParameter
+from app.errors import InvalidParameter, UnresolvedImport
 from app.fhir.context import FhirContext
 from app.fhir.designations import displays
 from app.fhir.outcome import TX_ISSUE_TYPE, issue
 from app.fhir.params import Coding, OperationParams
+from app.fhir.supplements import requested
 from app.fhir.valuesets import ValueSetRef, operation_value_set
 from indexer.bundle import CatalogConcept, SystemRange
 
@@ -74,6 +75,7 @@ class _Check:
 
 
 def validate_in_code_system(context: FhirContext, params: OperationParams) -> dict[str, Any]:
+    requested(context, params)  # an unknown supplement is refused
     givens = _givens(params, "version")
     url = params.text("url") or givens[0].coding.system
     if not url:
@@ -84,8 +86,14 @@ def validate_in_code_system(context: FhirContext, params: OperationParams) -> di
 
 
 def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict[str, Any]:
-    value_set = operation_value_set(context, params)
     givens = _givens(params, "systemVersion")
+    try:
+        value_set = operation_value_set(context, params)
+        requested(context, params, value_set.resource)  # an unknown supplement is refused
+    except UnresolvedImport as error:  # the code cannot be validated: an answer, not an error
+        found = issue(error.detail, "not-found", "not-found")
+        out = [{"name": "result", "valueBoolean": False}, {"name": "message", "valueString": error.detail}]
+        return {"resourceType": "Parameters", "parameter": out + [{"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": [found]}}]}
     rules = _rules(params, value_set, value_set.system.uri if params.boolean("inferSystem") else None)
     checks = [_check(context, given, rules) for given in givens]
     return _answer(checks, params, rules)
@@ -148,11 +156,15 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
     if not concept.active:
         text = f"{ref} is inactive; its use should be reviewed"
         check.issues.append(issue(text, "business-rule", "code-comment", "warning", given.whole))
-        if rules.active_only:
-            check.error(f"{ref} is inactive, and activeOnly asks for active codes", "business-rule", "code-rule", given.at("code"))
+        if rules.active_only or (value_set is not None and value_set.active_only):
+            text = f"{ref} is valid but not active, and active codes are asked for"
+            check.error(text, "business-rule", "code-rule", given.at("code"))
     if concept.grouping and not rules.abstract_allowed:
         text = f"{ref} is abstract (a {concept.kind}), and not allowed in this context"
         check.error(text, "business-rule", "code-rule", given.at("code"))
+        if value_set is not None and not check.outside:  # so not in the value set as used here
+            text = f"{ref} is not in the value set {value_set.canonical} where abstract codes are not allowed"
+            check.error(text, "code-invalid", "not-in-vs", given.at("code"))
     if coding.display:
         detail = context.detail(system, concept.code)
         valid = displays(detail.concept) if detail is not None else {concept.display.casefold()}
@@ -192,18 +204,20 @@ def _answer(checks: list[_Check], params: OperationParams, rules: _Rules) -> dic
     for another reason, a wrong display say); ``message`` and ``issues`` when there are issues.
 
     In a CodeableConcept a coding outside the value set is only information
-    (``this-code-not-in-vs``); the concept as a whole then fails with one ``not-in-vs`` error."""
+    (``this-code-not-in-vs``), and the concept fails with one ``not-in-vs`` error when no coding
+    is in it; any other error of any coding (an unknown code) fails it too."""
     concept_given = _codeable_concept(params, [check.given.coding for check in checks])
     if concept_given is None:
         chosen: _Check | None = checks[0]
         issues = checks[0].issues
     else:
         chosen = next((c for c in checks if c.valid), None) or next((c for c in checks if c.concept is not None and not c.outside), None)
-        issues = chosen.issues if chosen is not None else [_as_information(found) for c in checks for found in c.issues]
+        issues = [_as_information(found) for c in checks for found in c.issues]
         if chosen is None and rules.value_set is not None:
             text = f"no coding of the CodeableConcept is in the value set {rules.value_set.canonical}"
             issues.insert(0, issue(text, "code-invalid", "not-in-vs"))
-    out: list[dict[str, Any]] = [{"name": "result", "valueBoolean": chosen is not None and chosen.valid}]
+    valid = chosen is not None and not any(found["severity"] == "error" for found in issues)
+    out: list[dict[str, Any]] = [{"name": "result", "valueBoolean": valid}]
     if issues:
         out.append({"name": "message", "valueString": "; ".join(found["details"]["text"] for found in issues)})
     if chosen is not None:

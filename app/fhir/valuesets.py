@@ -17,17 +17,18 @@ as the ``valueSet`` parameter, or named by ``url`` (and ``valueSetVersion``) amo
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from app.errors import InvalidParameter, NotFound
+from app.errors import CircularValueSet, InvalidParameter, NotFound, UnresolvedImport
 from app.fhir.compose import compose_rows
 from app.fhir.context import FhirContext, Subtree
 from app.fhir.params import OperationParams
-from app.fhir.versions import SystemVersions
+from app.fhir.versions import SystemVersions, canonicals
 from app.search.scope import Scope
 from indexer.bundle import SystemRange
 
@@ -47,6 +48,7 @@ class ValueSetRef:
     resource: dict[str, Any] | None = None  # an explicit value set's ValueSet resource
     stated_version: str | None = None  # the version of its system its compose states
     versions: SystemVersions = SystemVersions()  # the request's version parameters
+    used_value_sets: tuple[str, ...] = ()  # url|version of the value sets it imports, at any depth
 
     @property
     def system_version(self) -> str | None:
@@ -58,6 +60,11 @@ class ValueSetRef:
         """``system|version`` when the value set uses a version of its system that is not loaded."""
         used = self.system_version
         return None if used in (None, self.system.version) else f"{self.system.uri}|{used}"
+
+    @property
+    def active_only(self) -> bool:
+        """Whether the value set's compose leaves inactive codes out (``inactive: false``)."""
+        return (self.resource or {}).get("compose", {}).get("inactive") is False
 
     @property
     def canonical(self) -> str:
@@ -91,6 +98,7 @@ class Given:
 
     resources: Sequence[dict[str, Any]] = ()
     versions: SystemVersions = SystemVersions()
+    value_set_versions: dict[str, str] = field(default_factory=dict)  # default-valueset-version: url -> version
 
 
 def parse_value_set(context: FhirContext, url: str, versions: SystemVersions = SystemVersions()) -> ValueSetRef:
@@ -111,33 +119,42 @@ def parse_value_set(context: FhirContext, url: str, versions: SystemVersions = S
 
 def operation_value_set(context: FhirContext, params: OperationParams) -> ValueSetRef:
     """The value set of an operation: ``valueSet`` inline, else ``url`` (``valueSetVersion``)."""
-    given = Given(params.resources("tx-resource", "ValueSet"), SystemVersions.from_params(params))
+    defaults = canonicals(params, "default-valueset-version")
+    given = Given(params.resources("tx-resource", "ValueSet"), SystemVersions.from_params(params), defaults)
     [inline] = params.resources("valueSet", "ValueSet") or [None]
     if inline is not None:
-        return _explicit(context, inline, given, "valueSet", 0)
+        return _explicit(context, inline, given, "valueSet", ())
     return find_value_set(context, params.required_text("url"), params.text("valueSetVersion"), given)
 
 
 def find_value_set(
-    context: FhirContext, url: str, version: str | None = None, given: Given = Given(), depth: int = 0
+    context: FhirContext, url: str, version: str | None = None, given: Given = Given(), chain: tuple[str, ...] = ()
 ) -> ValueSetRef:
     """An implicit value set by URL, or one of the ``tx-resource`` s with that ``url`` (and
     version), else a stored one."""
-    if depth > MAX_IMPORTS:
-        raise InvalidParameter(f"value set {url!r}: imports nest more than {MAX_IMPORTS} deep", "valueSet")
     canonical, _, pinned = url.partition("|")
-    version = version or pinned or None
+    if canonical in chain:
+        raise CircularValueSet(f"value set {chain[0]} imports itself: {' -> '.join([*chain, canonical])}", "valueSet")
+    if len(chain) > MAX_IMPORTS:
+        raise InvalidParameter(f"value set {url!r}: imports nest more than {MAX_IMPORTS} deep", "valueSet")
+    version = version or pinned or given.value_set_versions.get(canonical) or None
     found = [r for r in given.resources if r.get("url") == canonical and version in (None, r.get("version"))]
-    if found:
-        return _explicit(context, found[0], given, f"value set {canonical}", depth)
+    if found:  # the latest version where none is asked
+        return _explicit(context, max(found, key=_version_key), given, f"value set {canonical}", chain)
     if version is None and is_implicit(canonical):
         return parse_value_set(context, canonical, given.versions)
     stored = context.value_sets.search(canonical, version)
     if stored:
-        return _explicit(context, stored[-1], given, f"value set {canonical}", depth)  # the newest version
+        return _explicit(context, max(stored, key=_version_key), given, f"value set {canonical}", chain)
     if version is None:
         return parse_value_set(context, canonical, given.versions)  # refused, naming the value sets there are
     raise NotFound(f"value set {canonical!r} version {version!r} is unknown")
+
+
+def _version_key(resource: dict[str, Any]) -> tuple[tuple[int, int | str], ...]:
+    """Orders versions as people number them: 1.10.0 after 1.9.0, numbers before words."""
+    parts = re.findall(r"\d+|[^\d.]+", str(resource.get("version") or ""))
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
 
 
 def is_implicit(url: str) -> bool:
@@ -156,16 +173,23 @@ def checked_value_set(context: FhirContext, resource: dict[str, Any]) -> ValueSe
     version = resource.get("version")
     if version is not None and not isinstance(version, str):
         raise InvalidParameter("version: expected a string", "version")
-    return _explicit(context, resource, Given(), "ValueSet", 0)
+    return _explicit(context, resource, Given(), "ValueSet", ())
 
 
-def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: str, depth: int) -> ValueSetRef:
+def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: str, chain: tuple[str, ...]) -> ValueSetRef:
+    """An explicit value set resolved; ``chain``: the urls of the value sets importing it."""
     url = resource.get("url")
     if url is not None and not isinstance(url, str):
         raise InvalidParameter(f"{at}.url: expected a URI", f"{at}.url")
 
+    used: list[str] = []
+
     def imported(canonical: str, where: str) -> tuple[SystemRange, frozenset[int]]:
-        value_set = find_value_set(context, canonical, None, given, depth + 1)
+        try:
+            value_set = find_value_set(context, canonical, None, given, (*chain, url or at))
+        except NotFound as error:
+            raise UnresolvedImport(f"{where}: {error.detail}") from None
+        used.extend([value_set.canonical, *value_set.used_value_sets])
         return value_set.system, frozenset(value_set.rows(context, active_only=False))
 
     if "compose" not in resource:
@@ -174,5 +198,6 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
     version = resource.get("version") if isinstance(resource.get("version"), str) else None
     subtree = Subtree(composed.rows, tuple(sorted(composed.rows)))
     return ValueSetRef(
-        url or f"urn:uuid:{uuid.uuid4()}", composed.system, subtree, version, resource, composed.version, given.versions
+        url or f"urn:uuid:{uuid.uuid4()}", composed.system, subtree, version, resource, composed.version, given.versions,
+        tuple(used),
     )

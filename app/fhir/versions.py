@@ -23,7 +23,7 @@ class SystemVersions:
 
     @classmethod
     def from_params(cls, params: OperationParams) -> SystemVersions:
-        force, default, check = (_canonicals(params, name) for name in PARAMETERS)
+        force, default, check = (canonicals(params, name) for name in PARAMETERS)
         return cls(force, default, check)
 
     def used(self, uri: str, stated: str | None) -> str | None:
@@ -51,7 +51,8 @@ class SystemVersions:
         return [{"name": name, "valueUri": f"{uri}|{given[uri]}"} for name, given in applied if uri in given]
 
 
-def _canonicals(params: OperationParams, name: str) -> dict[str, str]:
+def canonicals(params: OperationParams, name: str) -> dict[str, str]:
+    """A repeatable ``url|version`` parameter, as url -> version."""
     found: dict[str, str] = {}
     for value in params.texts(name):
         uri, bar, version = value.partition("|")

@@ -32,13 +32,12 @@ def resource(response: Any, resource_type: str, status: int = 200) -> dict[str, 
     return body
 
 
-def outcome(response: Any, status: int, code: str, tx_code: str, text: str) -> None:
+def outcome(response: Any, status: int, code: str, tx_code: str | None, text: str) -> None:
     """The response is exactly one error issue with these codes and text."""
+    details = {"text": text} | ({"coding": [{"system": TX, "code": tx_code}]} if tx_code else {})
     assert resource(response, "OperationOutcome", status) == {
         "resourceType": "OperationOutcome",
-        "issue": [
-            {"severity": "error", "code": code, "details": {"text": text, "coding": [{"system": TX, "code": tx_code}]}}
-        ],
+        "issue": [{"severity": "error", "code": code, "details": details}],
     }
 
 

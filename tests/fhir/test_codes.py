@@ -9,6 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.fhir.conftest import outcome, out, resource
+from indexer.records import DesignationUse
 from tests.toy import TOY, TOYICD, toy_concepts
 
 LOOKUP = "/fhir/CodeSystem/$lookup"
@@ -31,12 +32,21 @@ def test_lookup_answers_display_designations_and_properties(client: TestClient) 
     assert out(body, "version") == [TOY.version]
     assert out(body, "display") == [tachycardia.display]
     values = [{p["name"]: p for p in parts}["value"]["valueString"] for parts in out(body, "designation")]
-    bundle = client.app.state.service.bundle  # the release's designations, then those knowledge lent
-    lent = [d.text for d in bundle.knowledge_labels(bundle.concept_index("toy", "T:2"))]
-    assert values == [d.text for d in tachycardia.designations] + lent and "tachy" in lent
+    own = [d.text for d in tachycardia.designations if d.use != DesignationUse.PREFERRED]
+    assert values == own  # the release's designations besides the display; a supplement's only when asked
+    assert out(body, "definition") == [tachycardia.definitions[0].text] and "abstract" not in dict(
+        (p["name"], p) for p in body["parameter"]
+    )
     assert properties(body, "parent") == tachycardia.parents
-    assert properties(body, "definition") == [d.text for d in tachycardia.definitions]
     assert properties(body, "inactive") == [False]
+    bundle = client.app.state.service.bundle
+    lent = [d for d in bundle.knowledge_labels(bundle.concept_index("toy", "T:2"))]
+    supplement = f"urn:termsearch:supplement:{lent[0].knowledge}"
+    body = resource(client.get(LOOKUP, params={"system": TOY.uri, "code": "T:2", "useSupplement": supplement}), "Parameters")
+    values = [{p["name"]: p for p in parts}["value"]["valueString"] for parts in out(body, "designation")]
+    assert values == own + [d.text for d in lent if d.knowledge == lent[0].knowledge] and "tachy" in values
+    unknown = client.get(LOOKUP, params={"system": TOY.uri, "code": "T:2", "useSupplement": "urn:termsearch:supplement:x"})
+    assert unknown.status_code == 404 and "supplement 'urn:termsearch:supplement:x' is unknown" in unknown.text
     children = resource(client.get(LOOKUP, params={"system": TOY.uri, "code": "T:1"}), "Parameters")
     assert properties(children, "child") == sorted(c.code for c in toy_concepts() if "T:1" in c.parents)
 

@@ -143,10 +143,15 @@ def test_system_version_is_honoured(client: TestClient) -> None:
 
 
 def test_a_codeable_concept_is_valid_when_one_of_its_codings_is(client: TestClient) -> None:
-    concept = {"coding": [{"system": TOY.uri, "code": "T:99"}, {"system": TOY.uri, "code": "T:2"}], "text": "fast"}
+    concept = {"coding": [{"system": TOYICD.uri, "code": "I10"}, {"system": TOY.uri, "code": "T:2"}], "text": "fast"}
     result, named = _post(client, VS_VALIDATE, url={"valueUri": TOY_VS}, codeableConcept={"valueCodeableConcept": concept})
-    assert result is True and "issues" not in named
+    assert result is True  # the ICD-10-CM coding is outside the value set: information only
+    assert _issues(named) == [("information", "code-invalid", "this-code-not-in-vs", ["CodeableConcept.coding[0].code"])]
     assert (named["code"], named["system"], named["codeableConcept"]) == (["T:2"], [TOY.uri], [concept])
+    unknown = {"coding": [{"system": TOY.uri, "code": "T:99"}, {"system": TOY.uri, "code": "T:2"}]}
+    result, named = _post(client, VS_VALIDATE, url={"valueUri": TOY_VS}, codeableConcept={"valueCodeableConcept": unknown})
+    assert result is False and named["code"] == ["T:2"]  # an unknown code is an error, whatever the other codings
+    assert ("error", "code-invalid", "invalid-code", ["CodeableConcept.coding[0].code"]) in _issues(named)
     wrong = {"coding": [{"system": TOY.uri, "code": "T:99"}, {"system": TOYICD.uri, "code": "I10", "userSelected": True}]}
     result, named = _post(client, VS_VALIDATE, url={"valueUri": TOY_VS}, codeableConcept={"valueCodeableConcept": wrong})
     assert result is False and "code" not in named
@@ -158,7 +163,8 @@ def test_a_codeable_concept_is_valid_when_one_of_its_codings_is(client: TestClie
         ("information", "code-invalid", "this-code-not-in-vs", ["CodeableConcept.coding[1].code"]),
     ]
     assert named["issues"][0]["issue"][0]["details"]["text"] == f"no coding of the CodeableConcept is in the value set {TOY_VS}"
-    result, _ = _post(client, CS_VALIDATE, url={"valueUri": TOY.uri}, codeableConcept={"valueCodeableConcept": concept})
+    own = {"coding": [{"system": TOY.uri, "code": "T:2"}, {"system": TOY.uri, "code": "T:3"}]}
+    result, _ = _post(client, CS_VALIDATE, url={"valueUri": TOY.uri}, codeableConcept={"valueCodeableConcept": own})
     assert result is True
 
 
@@ -166,8 +172,13 @@ def test_abstract_codes_are_valid_unless_abstract_is_false(client: TestClient) -
     chapter = {"url": TOYICD_VS, "system": TOYICD.uri, "code": "I00-I99"}
     assert _result(client.get(VS_VALIDATE, params=chapter))[0] is True
     result, named = _result(client.get(VS_VALIDATE, params=chapter | {"abstract": "false"}))
-    assert result is False and _issues(named) == [("error", "business-rule", "code-rule", ["code"])]
-    assert named["message"] == [f"{TOYICD.uri}#I00-I99 is abstract (a chapter), and not allowed in this context"]
+    assert result is False and _issues(named) == [
+        ("error", "business-rule", "code-rule", ["code"]), ("error", "code-invalid", "not-in-vs", ["code"])
+    ]
+    assert named["message"] == [
+        f"{TOYICD.uri}#I00-I99 is abstract (a chapter), and not allowed in this context; {TOYICD.uri}#I00-I99 is not "
+        f"in the value set {TOYICD_VS} where abstract codes are not allowed"
+    ]
     assert _result(client.get(VS_VALIDATE, params=chapter | {"code": "I10", "abstract": "false"}))[0] is True
 
 
