@@ -43,6 +43,11 @@ def _matches(tag: str, wanted: str) -> bool:
     return tag == wanted or tag.startswith(f"{wanted}-")
 
 
+def has_language(concept: Concept, language: str) -> bool:
+    """Whether any active label of the concept is in ``language`` (``en`` matches ``en-US``)."""
+    return any(d.active and _matches(d.language, language) for d in concept.designations)
+
+
 def display_in(concept: Concept, language: str | None) -> str:
     """The display in ``language`` (preferred label first, then any label in it), else the default."""
     if language is None:

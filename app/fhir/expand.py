@@ -116,7 +116,8 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         + value_set.versions.echoed(system.uri, value_set.stated_version)
         + [{"name": "default-valueset-version", "valueUri": f"{u}|{v}"} for u, v in canonicals(params, "default-valueset-version").items()]
         + [{"name": "used-codesystem", "valueUri": f"{system.uri}|{system.version}"}]
-        + [{"name": "used-valueset", "valueUri": canonical} for canonical in dict.fromkeys(value_set.used_value_sets)],
+        + [{"name": "used-valueset", "valueUri": canonical} for canonical in dict.fromkeys(value_set.used_value_sets)]
+        + [{"name": f"warning-{status}", "valueUri": value_set.canonical} for status in value_set.standards_status],
     }
     if params.value("offset") is not None or count is not None:  # a page: where it starts
         expansion["offset"] = offset
@@ -133,7 +134,7 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
 def _described(value_set: ValueSetRef, include_definition: bool) -> dict[str, Any]:
     """The value set's own elements (url, version, name, title, status...); its compose only
     with ``includeDefinition``."""
-    left_out = {"expansion", "text", "meta", "contained"} | (set() if include_definition else {"compose"})
+    left_out = {"expansion", "text", "meta", "contained", "extension"} | (set() if include_definition else {"compose"})
     given = {k: v for k, v in (value_set.resource or {}).items() if k not in left_out}
     status = "active" if value_set.resource is None else "unknown"  # an explicit one keeps its own, if any
     return {"resourceType": "ValueSet", "status": status, **given, "url": value_set.url} | (

@@ -20,7 +20,7 @@ from typing import Any
 
 from app.errors import InvalidParameter, UnresolvedImport
 from app.fhir.context import FhirContext
-from app.fhir.designations import displays
+from app.fhir.designations import displays, has_language
 from app.fhir.outcome import TX_ISSUE_TYPE, issue
 from app.fhir.params import Coding, OperationParams
 from app.fhir.supplements import requested
@@ -47,6 +47,9 @@ class _Given:
 class _Rules:
     value_set: ValueSetRef | None  # None: validate against a code system
     default_system: str | None  # the code system's url, or the value set's system with inferSystem
+    inferred: bool  # the default system is inferred (inferSystem): a code it lacks leaves it unknown
+    lenient_display: bool  # a wrong display is a warning (lenient-display-validation)
+    language: str | None  # displayLanguage
     active_only: bool
     abstract_allowed: bool
 
@@ -60,6 +63,7 @@ class _Check:
     concept: CatalogConcept | None = None
     unknown_system: str | None = None  # canonical of the system (|version) that could not be found
     caused_by_unknown_system: bool = True  # whether the result is false for want of that system
+    value_set_version_missing: bool = False  # the value set uses a version not loaded: membership unknown
 
     @property
     def outside(self) -> bool:
@@ -94,14 +98,17 @@ def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict
         found = issue(error.detail, "not-found", "not-found")
         out = [{"name": "result", "valueBoolean": False}, {"name": "message", "valueString": error.detail}]
         return {"resourceType": "Parameters", "parameter": out + [{"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": [found]}}]}
-    rules = _rules(params, value_set, value_set.system.uri if params.boolean("inferSystem") else None)
+    rules = _rules(params, value_set, value_set.system.uri if params.boolean("inferSystem") else None, inferred=True)
     checks = [_check(context, given, rules) for given in givens]
     return _answer(checks, params, rules)
 
 
-def _rules(params: OperationParams, value_set: ValueSetRef | None, default_system: str | None) -> _Rules:
+def _rules(params: OperationParams, value_set: ValueSetRef | None, default_system: str | None, inferred: bool = False) -> _Rules:
     abstract = params.boolean("abstract")
-    return _Rules(value_set, default_system, bool(params.boolean("activeOnly")), abstract is not False)
+    return _Rules(
+        value_set, default_system, inferred and default_system is not None, bool(params.boolean("lenient-display-validation")),
+        params.language("displayLanguage"), bool(params.boolean("activeOnly")), abstract is not False,
+    )
 
 
 def _givens(params: OperationParams, version_name: str) -> list[_Given]:
@@ -129,6 +136,13 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
     system = context.system_or_none(uri)
     if value_set is not None and (system is None or system != value_set.system):
         check.error(f"{uri or ''}#{coding.code} is not in the value set {value_set.canonical}", "code-invalid", "not-in-vs", given.at("code"))
+    if uri and system is None and "/ValueSet/" in uri:
+        text = f"{uri} is a value set, not a code system: a coding's system names a code system"
+        check.error(text, "invalid", "invalid-data", given.at("system"))
+        return check
+    if uri and ":" not in uri:
+        text = f"a coding's system is an absolute URI; {uri!r} is relative"
+        check.error(text, "invalid", "invalid-data", given.at("system"))
     if uri and system is None:
         loaded = ", ".join(s.uri for s in context.bundle.systems.values())
         text = f"code system {uri!r} is not loaded, so the code cannot be validated; loaded: {loaded}"
@@ -147,6 +161,11 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
     if value_set is not None and (row is None or row not in value_set):
         text = f"{system.uri}#{coding.code} is not in the value set {value_set.canonical}"
         check.error(text, "code-invalid", "not-in-vs", given.at("code"))
+    if row is None and rules.inferred and not coding.system:
+        text = f"the code system of {coding.code!r} cannot be inferred from the value set {value_set.canonical}"
+        check.error(text, "not-found", "cannot-infer", given.at("code"))
+        check.uri = check.system = None
+        return check
     if row is None:
         text = f"unknown code {coding.code!r} in {system.uri} version {system.version}"
         check.error(text, "code-invalid", "invalid-code", given.at("code"))
@@ -159,6 +178,9 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         if rules.active_only or (value_set is not None and value_set.active_only):
             text = f"{ref} is valid but not active, and active codes are asked for"
             check.error(text, "business-rule", "code-rule", given.at("code"))
+            if value_set is not None and not check.outside:  # so not in the value set as used here
+                text = f"{ref} is not in the value set {value_set.canonical} where only active codes are"
+                check.error(text, "code-invalid", "not-in-vs", given.at("code"))
     if concept.grouping and not rules.abstract_allowed:
         text = f"{ref} is abstract (a {concept.kind}), and not allowed in this context"
         check.error(text, "business-rule", "code-rule", given.at("code"))
@@ -166,12 +188,23 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
             text = f"{ref} is not in the value set {value_set.canonical} where abstract codes are not allowed"
             check.error(text, "code-invalid", "not-in-vs", given.at("code"))
     if coding.display:
-        detail = context.detail(system, concept.code)
-        valid = displays(detail.concept) if detail is not None else {concept.display.casefold()}
-        if coding.display.casefold() not in valid:
-            text = f"wrong display {coding.display!r} for {ref}: it is {concept.display!r}"
-            check.error(text, "invalid", "invalid-display", given.at("display"))
+        _display(context, check, system, concept, rules)
     return check
+
+
+def _display(context: FhirContext, check: _Check, system: SystemRange, concept: CatalogConcept, rules: _Rules) -> None:
+    """A wrong display is an error (a warning with ``lenient-display-validation``); a right one
+    where the code system has no designation in ``displayLanguage`` is noted."""
+    given, ref = check.given, f"{system.uri}#{concept.code}"
+    detail = context.detail(system, concept.code)
+    valid = displays(detail.concept) if detail is not None else {concept.display.casefold()}
+    display = given.coding.display or ""
+    if display.casefold() not in valid:
+        text = f"wrong display {display!r} for {ref}: it is {concept.display!r}"
+        check.issues.append(issue(text, "invalid", "invalid-display", "warning" if rules.lenient_display else "error", given.at("display")))
+    elif rules.language and detail is not None and not has_language(detail.concept, rules.language):
+        text = f"{ref} has no display in {rules.language}; {display!r} is a valid display in its own language"
+        check.issues.append(issue(text, "invalid", "invalid-display", "information", given.at("display")))
 
 
 def _version_not_loaded(check: _Check, system: SystemRange, value_set: ValueSetRef | None) -> bool:
@@ -186,6 +219,7 @@ def _version_not_loaded(check: _Check, system: SystemRange, value_set: ValueSetR
             text = f"the coding's version {stated!r} of {system.uri} is not the version {used!r} the value set uses"
             check.error(text, "invalid", "vs-invalid", given.at("version"))
         check.unknown_system = f"{system.uri}|{used}"
+        check.value_set_version_missing = True
         return True
     if stated and stated != system.version:
         check.error(f"version {stated!r} of {system.uri} is not loaded; loaded: {system.version}", "not-found", "not-found", given.at("system"))
@@ -211,9 +245,11 @@ def _answer(checks: list[_Check], params: OperationParams, rules: _Rules) -> dic
         chosen: _Check | None = checks[0]
         issues = checks[0].issues
     else:
-        chosen = next((c for c in checks if c.valid), None) or next((c for c in checks if c.concept is not None and not c.outside), None)
+        found_in = (c for c in checks if c.concept is not None and not c.outside and not c.value_set_version_missing)
+        chosen = next((c for c in checks if c.valid), None) or next(found_in, None)
         issues = [_as_information(found) for c in checks for found in c.issues]
-        if chosen is None and rules.value_set is not None:
+        unknown = any(c.value_set_version_missing for c in checks)  # then whether it is in is unknown
+        if chosen is None and rules.value_set is not None and not unknown:
             text = f"no coding of the CodeableConcept is in the value set {rules.value_set.canonical}"
             issues.insert(0, issue(text, "code-invalid", "not-in-vs"))
     valid = chosen is not None and not any(found["severity"] == "error" for found in issues)

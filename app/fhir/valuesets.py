@@ -36,6 +36,7 @@ ALL_CODES = "fhir_vs"
 IS_A = "fhir_vs=isa/"
 
 
+STANDARDS_STATUS = "http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status"
 MAX_IMPORTS = 8  # value sets importing value sets, this deep at most
 
 
@@ -60,6 +61,14 @@ class ValueSetRef:
         """``system|version`` when the value set uses a version of its system that is not loaded."""
         used = self.system_version
         return None if used in (None, self.system.version) else f"{self.system.uri}|{used}"
+
+    @property
+    def standards_status(self) -> list[str]:
+        """``withdrawn`` or ``deprecated`` where the value set says so (its standards-status extension)."""
+        return [
+            e["valueCode"] for e in (self.resource or {}).get("extension", [])
+            if isinstance(e, dict) and e.get("url") == STANDARDS_STATUS and e.get("valueCode") in ("withdrawn", "deprecated")
+        ]
 
     @property
     def active_only(self) -> bool:

@@ -92,9 +92,10 @@ def test_an_inactive_code_validates_with_a_warning_unless_active_only(client: Te
     result, named = _post(client, VS_VALIDATE, url={"valueUri": TOY_VS}, coding={"valueCoding": coding},
                           activeOnly={"valueBoolean": True})
     assert result is False
-    assert _issues(named) == [
+    assert _issues(named) == [  # and so not in the value set as asked for
         ("warning", "business-rule", "code-comment", ["Coding"]),
         ("error", "business-rule", "code-rule", ["Coding.code"]),
+        ("error", "code-invalid", "not-in-vs", ["Coding.code"]),
     ]
 
 
