@@ -74,8 +74,6 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     include_designations = bool(params.boolean("includeDesignations"))
     language = params.language("displayLanguage")
     selectable_only = bool(params.boolean("excludeNotForUI")) or params.boolean("abstract") is False
-    if count is not None and count > limits.max_count:
-        raise TooCostly(f"count: at most {limits.max_count} codes per page (got {count})")
     check_length(text, context.settings.search.max_query_length, "filter")
     min_confidence = params.decimal("min_confidence")
     if min_confidence is None:
@@ -96,9 +94,10 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
             listed = np.asarray(rows, dtype=np.int64)
             rows = listed[~context.bundle.grouping[listed]].tolist()
         total = len(rows)
-    if count is None and total - offset > limits.max_count:
+    if min(total, offset + count if count is not None else total) - offset > limits.max_count:  # the page asked for
         raise TooCostly(
             f"{value_set.url} has {total} codes, more than {limits.max_count} at once; page it with count and offset"
+            if count is None else f"count: at most {limits.max_count} codes per page (got {count})"
         )
     stop = total if count is None else offset + count
     page = [(row, hits[i] if hits else None) for i, row in enumerate(rows[offset:stop], start=offset)]

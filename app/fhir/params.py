@@ -10,7 +10,7 @@ from typing import Any
 
 from app.errors import InvalidParameter
 
-_LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
+_LANGUAGE = re.compile(r"^([A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*|\*)$")
 _BOOLEANS = {"true": True, "false": False}
 INT32 = (-(2**31), 2**31 - 1)
 _INTEGERS = {"Integer", "UnsignedInt", "PositiveInt"}
@@ -155,10 +155,14 @@ class OperationParams:
         return value
 
     def language(self, name: str) -> str | None:
+        """A language tag, or the first of a list as Accept-Language writes it (``de, en;q=0.8``)."""
         value = self.text(name)
-        if value is not None and not _LANGUAGE.match(value):
-            raise InvalidParameter(f"{name}: expected a language tag such as en or en-US (got {value!r})")
-        return value
+        if value is None:
+            return None
+        tags = [part.split(";")[0].strip() for part in value.split(",")]
+        if not tags or not all(_LANGUAGE.match(tag) for tag in tags):
+            raise InvalidParameter(f"{name}: expected a language tag such as en or en-US, or a list of them (got {value!r})")
+        return tags[0]
 
     def coding(
         self, code_name: str, system_name: str, coding_name: str = "coding", version_name: str = "version"

@@ -193,9 +193,14 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
 
     used: list[str] = []
 
+    contained = {f"#{r.get('id')}": r for r in resource.get("contained") or [] if isinstance(r, dict) and r.get("resourceType") == "ValueSet"}
+
     def imported(canonical: str, where: str) -> tuple[SystemRange, frozenset[int]]:
         try:
-            value_set = find_value_set(context, canonical, None, given, (*chain, url or at))
+            if canonical in contained:  # a local reference to a value set the resource contains
+                value_set = _explicit(context, contained[canonical], given, where, (*chain, url or at))
+            else:
+                value_set = find_value_set(context, canonical, None, given, (*chain, url or at))
         except NotFound as error:
             raise UnresolvedImport(f"{where}: {error.detail}") from None
         used.extend([value_set.canonical, *value_set.used_value_sets])
