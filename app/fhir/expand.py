@@ -57,6 +57,8 @@ ECHOED = {
     "abstract": "valueBoolean",
     "min_confidence": "valueDecimal",
 }
+# The elements of an explicit value set an expansion repeats (as tx.fhir.org does).
+DESCRIBING = frozenset({"id", "url", "identifier", "version", "name", "title", "status", "experimental", "date", "publisher"})
 CROSS_VERSION = "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion."
 CONCEPT_PROPERTIES = "http://hl7.org/fhir/concept-properties#"
 
@@ -133,12 +135,11 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
 def _described(value_set: ValueSetRef, include_definition: bool) -> dict[str, Any]:
     """The value set's own elements (url, version, name, title, status...); its compose only
     with ``includeDefinition``."""
-    left_out = {"expansion", "text", "meta", "contained", "extension"} | (set() if include_definition else {"compose"})
-    given = {k: v for k, v in (value_set.resource or {}).items() if k not in left_out}
-    status = "active" if value_set.resource is None else "unknown"  # an explicit one keeps its own, if any
-    return {"resourceType": "ValueSet", "status": status, **given, "url": value_set.url} | (
-        {"version": value_set.version} if value_set.version is not None else {}
-    )
+    kept = DESCRIBING | ({"compose"} if include_definition else set())
+    given = {k: v for k, v in (value_set.resource or {}).items() if k in kept}
+    if value_set.resource is None:
+        return {"resourceType": "ValueSet", "status": "active", "url": value_set.url}
+    return {"resourceType": "ValueSet", "status": "unknown", **given}  # an explicit one keeps its own status, if any
 
 
 def concept_properties(names: list[str]) -> frozenset[str]:
@@ -210,7 +211,7 @@ def _entry(
         ]
     wanted = shown.properties
     detail = context.detail(value_set.system, concept.code) if shown.designations or shown.language or "definition" in wanted else None
-    extensions += _properties(context, concept, wanted, detail)
+    extensions += [*value_set.concept_extensions(concept.code), *_properties(context, concept, wanted, detail)]
     if extensions:
         entry["extension"] = extensions
     if concept.grouping:

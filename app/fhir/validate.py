@@ -172,6 +172,9 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         return check
     concept = check.concept = context.concept(row)
     ref = f"{system.uri}#{concept.code}"
+    if value_set is not None and value_set.deprecated(concept.code):
+        text = f"{ref} is deprecated in the value set {value_set.canonical}"
+        check.issues.append(issue(text, "business-rule", "code-comment", "warning", given.at("code")))
     if not concept.active:
         text = f"{ref} is inactive; its use should be reviewed"
         check.issues.append(issue(text, "business-rule", "code-comment", "warning", given.whole))

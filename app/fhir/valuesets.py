@@ -21,6 +21,7 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import unquote
 
@@ -37,6 +38,7 @@ IS_A = "fhir_vs=isa/"
 
 
 STANDARDS_STATUS = "http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status"
+DEPRECATED = "http://hl7.org/fhir/StructureDefinition/valueset-deprecated"
 MAX_IMPORTS = 8  # value sets importing value sets, this deep at most
 
 
@@ -61,6 +63,28 @@ class ValueSetRef:
         """``system|version`` when the value set uses a version of its system that is not loaded."""
         used = self.system_version
         return None if used in (None, self.system.version) else f"{self.system.uri}|{used}"
+
+    @cached_property
+    def _listed(self) -> dict[str, dict[str, Any]]:
+        """The compose's concept entries of its system, by code."""
+        includes = (self.resource or {}).get("compose", {}).get("include", [])
+        return {
+            concept["code"]: concept
+            for include in includes if isinstance(include, dict) and include.get("system") == self.system.uri
+            for concept in include.get("concept") or [] if isinstance(concept, dict) and isinstance(concept.get("code"), str)
+        }
+
+    def concept_extensions(self, code: str) -> list[dict[str, Any]]:
+        """The extensions the compose gives a code it lists (valueset-deprecated, standards-status...)."""
+        return [e for e in self._listed.get(code, {}).get("extension", []) if isinstance(e, dict)]
+
+    def deprecated(self, code: str) -> bool:
+        """Whether the value set marks the code it lists as deprecated."""
+        return any(
+            (e.get("url") == DEPRECATED and e.get("valueCode") in ("true", True) or e.get("valueBoolean") is True)
+            or (e.get("url") == STANDARDS_STATUS and e.get("valueCode") == "deprecated")
+            for e in self.concept_extensions(code)
+        )
 
     @property
     def standards_status(self) -> list[str]:
@@ -203,7 +227,7 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
                 value_set = find_value_set(context, canonical, None, given, (*chain, url or at))
         except NotFound as error:
             raise UnresolvedImport(f"{where}: {error.detail}") from None
-        used.extend([value_set.canonical, *value_set.used_value_sets])
+        used.extend([*([] if canonical in contained else [value_set.canonical]), *value_set.used_value_sets])
         return value_set.system, frozenset(value_set.rows(context, active_only=False))
 
     if "compose" not in resource:
