@@ -118,7 +118,7 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         + [{"name": "default-valueset-version", "valueUri": f"{u}|{v}"} for u, v in canonicals(params, "default-valueset-version").items()]
         + [{"name": "used-codesystem", "valueUri": f"{system.uri}|{system.version}"}]
         + [{"name": "used-valueset", "valueUri": canonical} for canonical in dict.fromkeys(value_set.used_value_sets)]
-        + [{"name": f"warning-{status}", "valueUri": value_set.canonical} for status in value_set.standards_status],
+        + [{"name": f"warning-{status}", "valueUri": canonical} for status, canonical in value_set.statuses],
     }
     if params.value("offset") is not None or count is not None:  # a page: where it starts
         expansion["offset"] = offset

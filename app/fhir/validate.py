@@ -64,6 +64,7 @@ class _Check:
     unknown_system: str | None = None  # canonical of the system (|version) that could not be found
     caused_by_unknown_system: bool = True  # whether the result is false for want of that system
     value_set_version_missing: bool = False  # the value set uses a version not loaded: membership unknown
+    notes: list[dict[str, Any]] = field(default_factory=list)  # about the value set, not the code: no message
 
     @property
     def outside(self) -> bool:
@@ -174,7 +175,9 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
     ref = f"{system.uri}#{concept.code}"
     if value_set is not None and value_set.deprecated(concept.code):
         text = f"{ref} is deprecated in the value set {value_set.canonical}"
-        check.issues.append(issue(text, "business-rule", "code-comment", "warning", given.at("code")))
+        check.notes.append(issue(text, "business-rule", "code-comment", "warning", given.at("code")))
+    for status, canonical in value_set.statuses if value_set is not None else ():
+        check.notes.append(issue(f"the value set {canonical} is {status}", "business-rule", "status-check", "information"))
     if not concept.active:
         text = f"{ref} is inactive; its use should be reviewed"
         check.issues.append(issue(text, "business-rule", "code-comment", "warning", given.whole))
@@ -265,6 +268,7 @@ def _answer(checks: list[_Check], params: OperationParams, rules: _Rules) -> dic
         out += _unknown_system_out(next((c for c in checks if c.unknown_system is not None), None))
     if concept_given is not None:
         out.append({"name": "codeableConcept", "valueCodeableConcept": concept_given})
+    issues += chosen.notes if chosen is not None else []
     if issues:
         out.append({"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": issues}})
     return {"resourceType": "Parameters", "parameter": out}

@@ -52,6 +52,7 @@ class ValueSetRef:
     stated_version: str | None = None  # the version of its system its compose states
     versions: SystemVersions = SystemVersions()  # the request's version parameters
     used_value_sets: tuple[str, ...] = ()  # url|version of the value sets it imports, at any depth
+    statuses: tuple[tuple[str, str], ...] = ()  # (withdrawn or deprecated, url|version): it or an import, so marked
 
     @property
     def system_version(self) -> str | None:
@@ -85,14 +86,6 @@ class ValueSetRef:
             or (e.get("url") == STANDARDS_STATUS and e.get("valueCode") == "deprecated")
             for e in self.concept_extensions(code)
         )
-
-    @property
-    def standards_status(self) -> list[str]:
-        """``withdrawn`` or ``deprecated`` where the value set says so (its standards-status extension)."""
-        return [
-            e["valueCode"] for e in (self.resource or {}).get("extension", [])
-            if isinstance(e, dict) and e.get("url") == STANDARDS_STATUS and e.get("valueCode") in ("withdrawn", "deprecated")
-        ]
 
     @property
     def active_only(self) -> bool:
@@ -216,6 +209,7 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
         raise InvalidParameter(f"{at}.url: expected a URI", f"{at}.url")
 
     used: list[str] = []
+    statuses: list[tuple[str, str]] = []
 
     contained = {f"#{r.get('id')}": r for r in resource.get("contained") or [] if isinstance(r, dict) and r.get("resourceType") == "ValueSet"}
 
@@ -228,6 +222,7 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
         except NotFound as error:
             raise UnresolvedImport(f"{where}: {error.detail}") from None
         used.extend([*([] if canonical in contained else [value_set.canonical]), *value_set.used_value_sets])
+        statuses.extend(value_set.statuses)
         return value_set.system, frozenset(value_set.rows(context, active_only=False))
 
     if "compose" not in resource:
@@ -235,7 +230,17 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
     composed = compose_rows(context, resource["compose"], imported, f"{at}.compose", given.versions)
     version = resource.get("version") if isinstance(resource.get("version"), str) else None
     subtree = Subtree(composed.rows, tuple(sorted(composed.rows)))
+    canonical = f"{url}|{version}" if url and version else url or at
+    own = [(e["valueCode"], canonical) for e in resource.get("extension") or [] if _standards_status(e)]
     return ValueSetRef(
         url or f"urn:uuid:{uuid.uuid4()}", composed.system, subtree, version, resource, composed.version, given.versions,
-        tuple(used),
+        tuple(used), tuple(dict.fromkeys([*own, *statuses])),
+    )
+
+
+def _standards_status(extension: Any) -> bool:
+    """A standards-status extension marking a value set withdrawn or deprecated."""
+    return (
+        isinstance(extension, dict) and extension.get("url") == STANDARDS_STATUS
+        and extension.get("valueCode") in ("withdrawn", "deprecated")
     )
