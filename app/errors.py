@@ -92,6 +92,15 @@ class CircularValueSet(ApiError):
     issue, tx_code = "processing", "vs-invalid"
 
 
+class UnknownSystem(NotFound):
+    """A code system that is not loaded, named by ``uri`` (a value set over one cannot be expanded;
+    $validate-code answers ``result=false`` instead)."""
+
+    def __init__(self, detail: str, uri: str) -> None:
+        super().__init__(detail)
+        self.uri = uri
+
+
 class UnresolvedImport(NotFound):
     """A value set that a value set's compose imports cannot be found ($validate-code answers
     ``result=false`` with the issue instead)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from app.errors import NotFound, UnknownCode
+from app.errors import NotFound, UnknownCode, UnknownSystem
 from app.fhir.stored import ValueSetStore
 from app.search.autocomplete import Autocomplete
 from app.search.service import SearchService
@@ -56,7 +56,7 @@ class FhirContext:
     def system(self, uri: str) -> SystemRange:
         system = self._by_uri.get(uri)
         if system is None:
-            raise NotFound(f"code system {uri!r} is not loaded; loaded: {', '.join(self._by_uri)}")
+            raise UnknownSystem(f"code system {uri!r} is not loaded; loaded: {', '.join(self._by_uri)}", uri)
         return system
 
     def system_or_none(self, uri: str | None) -> SystemRange | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.errors import InvalidParameter, UnresolvedImport
+from app.errors import InvalidParameter, UnknownSystem, UnresolvedImport
 from app.fhir.context import FhirContext
 from app.fhir.designations import displays, has_language
 from app.fhir.outcome import TX_ISSUE_TYPE, issue
@@ -49,6 +49,7 @@ class _Rules:
     default_system: str | None  # the code system's url, or the value set's system with inferSystem
     inferred: bool  # the default system is inferred (inferSystem): a code it lacks leaves it unknown
     lenient_display: bool  # a wrong display is a warning (lenient-display-validation)
+    membership_only: bool  # only whether the code is in the value set (valueset-membership-only)
     language: str | None  # displayLanguage
     active_only: bool
     abstract_allowed: bool
@@ -95,6 +96,8 @@ def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict
     try:
         value_set = operation_value_set(context, params)
         requested(context, params, value_set.resource)  # an unknown supplement is refused
+    except UnknownSystem as error:  # the value set draws on a system not loaded: the code cannot be validated
+        return _answer([_over_unknown_system(context, given, error.uri) for given in givens], params, _rules(params, None, None))
     except UnresolvedImport as error:  # the code cannot be validated: an answer, not an error
         found = issue(error.detail, "not-found", "not-found")
         out = [{"name": "result", "valueBoolean": False}, {"name": "message", "valueString": error.detail}]
@@ -108,7 +111,7 @@ def _rules(params: OperationParams, value_set: ValueSetRef | None, default_syste
     abstract = params.boolean("abstract")
     return _Rules(
         value_set, default_system, inferred and default_system is not None, bool(params.boolean("lenient-display-validation")),
-        params.language("displayLanguage"), bool(params.boolean("activeOnly")), abstract is not False,
+        bool(params.boolean("valueset-membership-only")), params.language("displayLanguage"), bool(params.boolean("activeOnly")), abstract is not False,
     )
 
 
@@ -168,8 +171,9 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         check.uri = check.system = None
         return check
     if row is None:
-        text = f"unknown code {coding.code!r} in {system.uri} version {system.version}"
-        check.error(text, "code-invalid", "invalid-code", given.at("code"))
+        if not (rules.membership_only and value_set is not None):
+            text = f"unknown code {coding.code!r} in {system.uri} version {system.version}"
+            check.error(text, "code-invalid", "invalid-code", given.at("code"))
         return check
     concept = check.concept = context.concept(row)
     ref = f"{system.uri}#{concept.code}"
@@ -211,6 +215,18 @@ def _display(context: FhirContext, check: _Check, system: SystemRange, concept: 
     elif rules.language and detail is not None and not has_language(detail.concept, rules.language):
         text = f"{ref} has no display in {rules.language}; {display!r} is a valid display in its own language"
         check.issues.append(issue(text, "invalid", "invalid-display", "information", given.at("display")))
+
+
+def _over_unknown_system(context: FhirContext, given: _Given, uri: str) -> _Check:
+    """A coding against a value set that draws on the code system ``uri``, which is not loaded."""
+    coding = given.coding
+    check = _Check(given, coding.system)
+    if coding.system != uri:
+        check.error(f"{coding.system or ''}#{coding.code} is not in the value set, whose system {uri} is not loaded", "code-invalid", "not-in-vs", given.at("code"))
+    if coding.system and context.system_or_none(coding.system) is None:
+        check.error(f"code system {coding.system!r} is not loaded, so the code cannot be validated", "not-found", "not-found", given.at("system"))
+        check.unknown_system, check.caused_by_unknown_system = coding.system, coding.system == uri
+    return check
 
 
 def _version_not_loaded(check: _Check, system: SystemRange, value_set: ValueSetRef | None) -> bool:
