@@ -97,7 +97,8 @@ def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict
         value_set = operation_value_set(context, params)
         requested(context, params, value_set.resource)  # an unknown supplement is refused
     except UnknownSystem as error:  # the value set draws on a system not loaded: the code cannot be validated
-        return _answer([_over_unknown_system(context, given, error.uri) for given in givens], params, _rules(params, None, None))
+        named = _named_value_set(params)
+        return _answer([_over_unknown_system(context, given, error.uri, named) for given in givens], params, _rules(params, None, None))
     except UnresolvedImport as error:  # the code cannot be validated: an answer, not an error
         found = issue(error.detail, "not-found", "not-found")
         out = [{"name": "result", "valueBoolean": False}, {"name": "message", "valueString": error.detail}]
@@ -155,6 +156,10 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         # another system, the code is simply not in the value set, from a system unknown here.
         check.unknown_system = uri
         check.caused_by_unknown_system = value_set is None
+    if system is not None and value_set is not None and system != value_set.system:
+        if context.bundle.concept_index(system.key, coding.code) is None:  # and not a code at all
+            check.error(f"unknown code {coding.code!r} in {system.uri} version {system.version}", "code-invalid", "invalid-code", given.at("code"))
+        return check
     if system is None or not check.valid:
         return check
     check.system = system
@@ -209,7 +214,11 @@ def _display(context: FhirContext, check: _Check, system: SystemRange, concept: 
     detail = context.detail(system, concept.code)
     valid = displays(detail.concept) if detail is not None else {concept.display.casefold()}
     display = given.coding.display or ""
-    if display.casefold() not in valid:
+    retired = {d.text.casefold() for d in detail.concept.designations if not d.active} if detail is not None else set()
+    if display.casefold() not in valid and display.casefold() in retired:
+        text = f"{display!r} is an inactive display of {ref}; its display is {concept.display!r}"
+        check.notes.append(issue(text, "invalid", "display-comment", "warning", given.at("display")))
+    elif display.casefold() not in valid:
         text = f"wrong display {display!r} for {ref}: it is {concept.display!r}"
         check.issues.append(issue(text, "invalid", "invalid-display", "warning" if rules.lenient_display else "error", given.at("display")))
     elif rules.language and detail is not None and not has_language(detail.concept, rules.language):
@@ -217,12 +226,22 @@ def _display(context: FhirContext, check: _Check, system: SystemRange, concept: 
         check.issues.append(issue(text, "invalid", "invalid-display", "information", given.at("display")))
 
 
-def _over_unknown_system(context: FhirContext, given: _Given, uri: str) -> _Check:
-    """A coding against a value set that draws on the code system ``uri``, which is not loaded."""
+def _named_value_set(params: OperationParams) -> str:
+    """url|version of the value set the request names (for messages), as far as it says."""
+    [inline] = params.resources("valueSet", "ValueSet") or [params.value("url")]
+    url = inline.get("url") if isinstance(inline, dict) else inline
+    given = next((r for r in params.resources("tx-resource", "ValueSet") if r.get("url") == url), {})
+    version = (inline.get("version") if isinstance(inline, dict) else None) or params.text("valueSetVersion") or given.get("version")
+    return f"{url}|{version}" if url and version else str(url or "the value set")
+
+
+def _over_unknown_system(context: FhirContext, given: _Given, uri: str, value_set: str) -> _Check:
+    """A coding against ``value_set``, which draws on the code system ``uri``, not loaded."""
     coding = given.coding
     check = _Check(given, coding.system)
     if coding.system != uri:
-        check.error(f"{coding.system or ''}#{coding.code} is not in the value set, whose system {uri} is not loaded", "code-invalid", "not-in-vs", given.at("code"))
+        text = f"{coding.system or ''}#{coding.code} is not in the value set {value_set}, whose system {uri} is not loaded"
+        check.error(text, "code-invalid", "not-in-vs", given.at("code"))
     if coding.system and context.system_or_none(coding.system) is None:
         check.error(f"code system {coding.system!r} is not loaded, so the code cannot be validated", "not-found", "not-found", given.at("system"))
         check.unknown_system, check.caused_by_unknown_system = coding.system, coding.system == uri
