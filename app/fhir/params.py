@@ -12,6 +12,7 @@ from app.errors import InvalidParameter
 
 _LANGUAGE = re.compile(r"^([A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*|\*)$")
 _BOOLEANS = {"true": True, "false": False}
+TX_RESOURCE_KINDS = frozenset({"ValueSet", "ConceptMap"})  # code systems are the loaded ones only
 INT32 = (-(2**31), 2**31 - 1)
 _INTEGERS = {"Integer", "UnsignedInt", "PositiveInt"}
 _STRINGS = {"String", "Uri", "Url", "Canonical", "Code", "Id", "Oid", "Uuid", "Markdown", "Date", "DateTime", "Instant", "Time"}
@@ -101,13 +102,17 @@ class OperationParams:
         return self._one(name)
 
     def resources(self, name: str, kind: str) -> list[dict[str, Any]]:
-        """The resources given as ``name`` (POST only), each of ``resourceType`` ``kind``."""
+        """The resources of ``resourceType`` ``kind`` given as ``name`` (POST only). ``tx-resource``
+        may carry ValueSets and ConceptMaps, each operation taking the kind it uses; any other
+        parameter, and any other kind, is refused."""
         values = self._values.get(name, [])
+        allowed = TX_RESOURCE_KINDS if name == "tx-resource" else {kind}
         for value in values:
-            if not isinstance(value, dict) or value.get("resourceType") != kind:
+            if not isinstance(value, dict) or value.get("resourceType") not in allowed:
                 got = value.get("resourceType") if isinstance(value, dict) else _kind(value)
-                raise InvalidParameter(f"{name}: expected a {kind} resource (got {got!r})", name)
-        return values
+                expected = " or ".join(sorted(allowed))
+                raise InvalidParameter(f"{name}: expected a {expected} resource (got {got!r})", name)
+        return [value for value in values if value.get("resourceType") == kind]
 
     def text(self, name: str) -> str | None:
         value = self._one(name)

@@ -18,7 +18,8 @@ concepts whose historical associations name it (``wider`` read back as ``narrowe
 alignments (which hold both ways) and semantic candidates (ranked the same way). A concept's own
 xrefs state a mapping one way only, so they are not listed then.
 
-The target is ``targetsystem`` (a code system URI) or ``target`` (a value set URL, e.g. a
+A request that carries ConceptMaps (``tx-resource``, ``conceptMap``) is translated by them alone
+(:mod:`app.fhir.concept_maps`). The target is ``targetsystem`` (a code system URI) or ``target`` (a value set URL, e.g. a
 subtree); without either, every loaded system but the source's gets semantic candidates.
 """
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.fhir.concept_maps import translate_by_maps
 from app.fhir.context import FhirContext
 from app.fhir.expand import SCORE
 from app.errors import InvalidParameter, NotFound
@@ -74,12 +76,15 @@ class _Target:
 
 
 def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
-    if params.text("url") or params.text("conceptMap"):
-        raise NotFound("no explicit ConceptMap is served: translate with system and code (and targetsystem)")
     reverse = params.boolean("reverse")
     coding = params.coding("code", "system")
     if coding is None or not coding.system:
         raise InvalidParameter("code and system: required (or coding)")
+    maps = params.resources("conceptMap", "ConceptMap") + params.resources("tx-resource", "ConceptMap")
+    if maps:
+        return translate_by_maps(maps, coding, params.text("targetsystem"), bool(reverse))
+    if params.text("url"):
+        raise NotFound("no ConceptMap is stored here: give one as tx-resource, or translate with system and code")
     source = context.system(coding.system)
     row = context.row(source, coding.code)
     target = _target(context, params)

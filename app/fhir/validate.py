@@ -102,6 +102,8 @@ def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict
     except UnresolvedImport as error:  # the code cannot be validated: an answer, not an error
         found = issue(error.detail, "not-found", "not-found")
         out = [{"name": "result", "valueBoolean": False}, {"name": "message", "valueString": error.detail}]
+        concept_given = _codeable_concept(params, [given.coding for given in givens])
+        out += [{"name": "codeableConcept", "valueCodeableConcept": concept_given}] if concept_given else []
         return {"resourceType": "Parameters", "parameter": out + [{"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": [found]}}]}
     rules = _rules(params, value_set, value_set.system.uri if params.boolean("inferSystem") else None, inferred=True)
     checks = [_check(context, given, rules) for given in givens]

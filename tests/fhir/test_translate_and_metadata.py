@@ -94,6 +94,32 @@ def test_target_subtree_value_set_restricts_candidates(client: TestClient) -> No
     assert {code for _, _, code in found} == {"T:5", "T:4"}
 
 
+def test_a_concept_map_given_translates_alone_both_ways(client: TestClient) -> None:
+    concept_map = {
+        "resourceType": "ConceptMap", "url": "http://example.org/cm", "version": "2",
+        "group": [{"source": TOY.uri, "target": TOYICD.uri, "element": [
+            {"code": "T:2", "target": [{"code": "R00.0", "equivalence": "equivalent"}]},
+            {"code": "T:3", "target": [{"code": "R00.0", "equivalence": "disjoint"}]},
+        ]}],
+    }
+
+    def translated(code: str, system: str, reverse: bool) -> tuple[bool, list[tuple[str, str, str]]]:
+        given = {"code": {"valueCode": code}, "system": {"valueUri": system}, "reverse": {"valueBoolean": reverse}}
+        body = {"resourceType": "Parameters", "parameter": [
+            *({"name": n, **v} for n, v in given.items()), {"name": "tx-resource", "resource": concept_map}]}
+        answer = resource(client.post("/fhir/ConceptMap/$translate", json=body), "Parameters")
+        named = {p["name"]: p for p in answer["parameter"]}
+        matches = [{q["name"]: q for q in p["part"]} for p in answer["parameter"] if p["name"] == "match"]
+        found = [(m["concept"]["valueCoding"]["code"], m["equivalence"]["valueCode"], m["source"]["valueUri"]) for m in matches]
+        return named["result"]["valueBoolean"], found
+
+    assert translated("T:2", TOY.uri, False) == (True, [("R00.0", "equivalent", "http://example.org/cm|2")])
+    assert translated("T:3", TOY.uri, False) == (False, [("R00.0", "disjoint", "http://example.org/cm|2")])
+    assert translated("R00.0", TOYICD.uri, True) == (
+        True, [("T:2", "equivalent", "http://example.org/cm|2"), ("T:3", "disjoint", "http://example.org/cm|2")]
+    )
+
+
 @pytest.mark.parametrize(
     ("params", "status", "code", "tx_code", "text"),
     [
@@ -101,7 +127,7 @@ def test_target_subtree_value_set_restricts_candidates(client: TestClient) -> No
         ({"system": TOY.uri, "code": "T:99"}, 404, "code-invalid", "invalid-code",
          f"code 'T:99' is not in {TOY.uri} version {TOY.version}"),
         ({"url": "http://example.org/cm", "system": TOY.uri, "code": "T:2"}, 404, "not-found", "not-found",
-         "no explicit ConceptMap is served: translate with system and code (and targetsystem)"),
+         "no ConceptMap is stored here: give one as tx-resource, or translate with system and code"),
     ],
 )
 def test_translate_errors(client: TestClient, params: dict, status: int, code: str, tx_code: str, text: str) -> None:
