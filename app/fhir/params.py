@@ -91,6 +91,12 @@ class OperationParams:
             values.setdefault(name, []).append(given[0][1])
         return cls(values)
 
+    def defaulting(self, name: str, value: str | None) -> OperationParams:
+        """These parameters, with ``name`` set to ``value`` where it is not given (and value is)."""
+        if value is None or name in self._values:
+            return self
+        return OperationParams({**self._values, name: [value]})
+
     def _one(self, name: str) -> Any:
         values = self._values.get(name, [])
         if len(values) > 1:

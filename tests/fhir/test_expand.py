@@ -247,3 +247,14 @@ def test_exclude_nested_is_honoured_and_echoed(client: TestClient) -> None:
     assert all("contains" not in entry for entry in body["expansion"]["contains"])  # flat
     outcome(client.get(EXPAND, params={"url": TOY_VS, "excludeNested": "maybe"}), 400, "invalid", "invalid-data",
             "excludeNested: expected true or false (got 'maybe')")
+
+
+def test_accept_language_stands_for_display_language(client: TestClient) -> None:
+    """A browser's header is the display language unless the request names one; a malformed
+    header is ignored, never a 400."""
+    params = {"url": TOY_VS, "filter": "tachycardia", "count": 1}
+    for header in ("de-CH, de;q=0.9, en;q=0.5", "not a language !!"):
+        body = resource(client.get(EXPAND, params=params, headers={"Accept-Language": header}), "ValueSet")
+        assert body["expansion"]["contains"][0]["display"] == "Tachycardia"  # no German label: the default
+    echoed = expand(client, **params, displayLanguage="en")["expansion"]["parameter"]
+    assert {"name": "displayLanguage", "valueCode": "en"} in echoed

@@ -58,9 +58,18 @@ def fhir_response(body: dict[str, Any], status: int = 200) -> JSONResponse:
 
 
 async def _params(request: Request) -> OperationParams:
+    """The operation's parameters; an ``Accept-Language`` header (when well formed) stands for
+    ``displayLanguage`` where the request names none."""
     if request.method == "GET":
-        return OperationParams.from_query(request.query_params.multi_items())
-    return OperationParams.from_resource(await read_json(request))
+        params = OperationParams.from_query(request.query_params.multi_items())
+    else:
+        params = OperationParams.from_resource(await read_json(request))
+    languages = params.defaulting("displayLanguage", request.headers.get("accept-language"))
+    try:
+        languages.language("displayLanguage")
+    except InvalidParameter:  # a header no one typed for this request: a malformed one is ignored
+        return params
+    return languages
 
 
 async def _run(operation: Operation, request: Request, context: FhirContext) -> JSONResponse:
