@@ -75,6 +75,9 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     active_only = bool(params.boolean("activeOnly"))
     include_designations = bool(params.boolean("includeDesignations"))
     language = params.language("displayLanguage")
+    # The loaded releases are in English: an English (or any) display language is their display,
+    # with no store read per code (a browser's Accept-Language comes with every keystroke).
+    other_language = language if language is not None and language.split("-")[0].lower() not in ("en", "*") else None
     selectable_only = bool(params.boolean("excludeNotForUI")) or params.boolean("abstract") is False
     check_length(text, context.settings.search.max_query_length, "filter")
     min_confidence = params.decimal("min_confidence")
@@ -105,7 +108,7 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     page = [(row, hits[i] if hits else None) for i, row in enumerate(rows[offset:stop], start=offset)]
     wanted = concept_properties(params.texts("property"))
     sources = requested(context, params, value_set.resource)
-    shown = _Shown(include_designations, language, wanted, sources)
+    shown = _Shown(include_designations, other_language, wanted, sources)
     contains = [_entry(context, value_set, row, hit, shown) for row, hit in page]
 
     used = {name: value for name in ECHOED if (value := _given(params, name)) is not None}

@@ -80,7 +80,11 @@ def test_concepts_and_lookup_list_lent_names_with_their_origin(client: TestClien
         "text": "Fast heart rate", "use": "synonym", "language": "en", "scope": "EXACT", "type": "layperson",
         "kind": "layperson", "origin": "via TOY T:2 Tachycardia (label alignment 1.00)", "knowledge": "alignments",
     }
-    body = client.get("/fhir/CodeSystem/$lookup", params={"system": "http://example.org/toyicd", "code": "I10"}).json()
+    params = {"system": "http://example.org/toyicd", "code": "I10"}
+    plain = client.get("/fhir/CodeSystem/$lookup", params=params).json()  # a supplement's designations when asked
+    assert not any({"name": "value", "valueString": "HTN"} in p["part"] for p in plain["parameter"] if p["name"] == "designation")
+    supplement = {"useSupplement": "urn:termsearch:supplement:abbreviations"}
+    body = client.get("/fhir/CodeSystem/$lookup", params=params | supplement).json()
     htn = next(p for p in body["parameter"] if p["name"] == "designation" and {"name": "value", "valueString": "HTN"} in p["part"])
     extensions = {e["url"].rsplit("-", 1)[1]: e for e in htn["extension"]}
     assert extensions["type"] == {"url": "urn:termsearch:fhir:designation-type", "valueCode": "abbreviation"}

@@ -105,9 +105,10 @@ def _arrays(expected: list[Any], actual: list[Any], path: str) -> list[str]:
 
 
 def _optional(item: Any) -> bool:
-    """Whether an array element may be missing here: ``true``, or optional in this run's modes
-    (this server is R4 and runs none of the suite's modes: ``"version:4"`` and ``"!tx.fhir.org"``
-    are optional, ``"version:5"`` is not)."""
+    """Whether an array element may be missing here: ``true``, or optional in this run's modes.
+    This server is R4, in the suite's ``flat`` mode (it returns flat expansions, so a test's
+    ``response:flat`` is the one expected) and in no other: ``"version:4"``, ``"!tx.fhir.org"``
+    and ``"warning:..."`` are optional, ``"version:5"`` is not."""
     flag = item.get("$optional$") if isinstance(item, dict) else None
     return flag is True or flag in ("version:4", "!tx.fhir.org", "warning:version")
 
