@@ -15,8 +15,8 @@ taken away; ``inactive: false`` leaves inactive codes out. Filters:
   ``code``; also ``regex``), ``billable`` and ``inactive`` (``true`` / ``false``); ``=``, ``in`` and ``not-in`` on
   FHIR's ``notSelectable`` (true for ICD-10-CM chapters and blocks).
 
-One value set draws on one loaded code system (every include names the same one). Anything else
-is refused naming the element (``compose.include[0].filter[1].op``).
+A value set may draw on several loaded code systems. Anything it cannot honour is refused naming
+the element (``compose.include[0].filter[1].op``).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from app.fhir.context import FhirContext
 from app.fhir.versions import SystemVersions
 from indexer.bundle import SystemRange
 
-Resolve = Callable[[str, str], tuple[SystemRange, frozenset[int]]]
-"""(canonical URL of an imported value set, where it is named) -> its system and rows."""
+Resolve = Callable[[str, str], tuple[tuple[SystemRange, ...], frozenset[int]]]
+"""(canonical URL of an imported value set, where it is named) -> its systems and rows."""
 
 CONCEPT_PROPERTIES = ("concept", "code")
 FLAGS = {"true": True, "false": False}
@@ -42,61 +42,50 @@ FLAGS = {"true": True, "false": False}
 
 @dataclass(frozen=True)
 class Composition:
-    """What a compose resolves to: its code system, its catalog rows, and the version of the
-    system its includes state (None: none)."""
+    """What a compose resolves to: its code systems (in the order it names them), its catalog
+    rows, and the version of each system its includes state (uri -> version)."""
 
-    system: SystemRange
+    systems: tuple[SystemRange, ...]
     rows: frozenset[int]
-    version: str | None
+    versions: dict[str, str]
 
 
 def compose_rows(
     context: FhirContext, compose: Any, resolve: Resolve, at: str = "compose", versions: SystemVersions = SystemVersions()
 ) -> Composition:
-    """The system, the catalog rows and the stated version of a ``compose``."""
+    """The systems, the catalog rows and the stated versions of a ``compose``."""
     if not isinstance(compose, dict):
         raise InvalidValueSet(f"{at}: expected an object", at)
     includes = compose.get("include")
     if not isinstance(includes, list) or not includes:
         raise InvalidValueSet(f"{at}.include: at least one include is required", f"{at}.include")
-    system: SystemRange | None = None
+    systems: dict[str, SystemRange] = {}
+    stated: dict[str, str] = {}
     rows: set[int] = set()
-    version: str | None = None
     for number, include in enumerate(includes):
-        found, part, used = _part(context, include, resolve, f"{at}.include[{number}]", versions)
-        system, part = _same(system, found, part)
+        found, part, version = _part(context, include, resolve, f"{at}.include[{number}]", versions)
+        systems |= {system.key: system for system in found}
+        if version is not None:
+            stated.setdefault(found[0].uri, version)
         rows |= part
-        version = version or used
     excludes = compose.get("exclude") or []
     if not isinstance(excludes, list):
         raise InvalidValueSet(f"{at}.exclude: expected a list", f"{at}.exclude")
     for number, exclude in enumerate(excludes):
-        found, part, _ = _part(context, exclude, resolve, f"{at}.exclude[{number}]", versions)
-        system, part = _same(system, found, part)
-        rows -= part
-    assert system is not None
+        rows -= _part(context, exclude, resolve, f"{at}.exclude[{number}]", versions)[1]
     inactive = compose.get("inactive")
     if inactive is not None and not isinstance(inactive, bool):
         raise InvalidValueSet(f"{at}.inactive: expected true or false", f"{at}.inactive")
     if inactive is False:
-        active = context.bundle.rows(system.key, include_inactive=False)
-        rows = {row for row in rows if row in active}
-    return Composition(system, frozenset(rows), version)
-
-
-def _same(known: SystemRange | None, system: SystemRange, rows: frozenset[int]) -> tuple[SystemRange, frozenset[int]]:
-    if known is not None and system.key != known.key:
-        raise InvalidValueSet(
-            f"compose: a value set over more than one code system ({known.uri}, {system.uri}) is not supported", "compose"
-        )
-    return system, rows
+        rows = {row for row in rows if context.concept(row).active}
+    return Composition(tuple(systems.values()), frozenset(rows), stated)
 
 
 def _part(
     context: FhirContext, part: Any, resolve: Resolve, at: str, versions: SystemVersions
-) -> tuple[SystemRange, frozenset[int], str | None]:
-    """The rows one include or exclude names (none where the version it uses is not loaded), and
-    the version it states."""
+) -> tuple[tuple[SystemRange, ...], frozenset[int], str | None]:
+    """The systems and rows one include or exclude names (no rows where the version it uses is
+    not loaded), and the version it states."""
     if not isinstance(part, dict):
         raise InvalidValueSet(f"{at}: expected an object", at)
     imports = part.get("valueSet") or []
@@ -107,29 +96,25 @@ def _part(
     if uri is None:
         if not imported:
             raise InvalidValueSet(f"{at}: names no system and no valueSet", at)
-        system = imported[0][0]
-        rows = frozenset.intersection(*(r for _, r in imported))
-        stated = None
+        systems = tuple(dict.fromkeys(system for found, _ in imported for system in found))
+        return systems, frozenset.intersection(*(r for _, r in imported)), None
+    if not isinstance(uri, str):
+        raise InvalidValueSet(f"{at}.system: expected a URI", f"{at}.system")
+    system = context.system(uri)
+    stated = part.get("version")
+    if stated is not None and not isinstance(stated, str):
+        raise InvalidValueSet(f"{at}.version: expected a string", f"{at}.version")
+    if versions.used(uri, stated) not in (None, system.version):
+        return (system,), frozenset(), stated
+    if part.get("concept") and part.get("filter"):
+        raise InvalidValueSet(f"{at}: give concept or filter, not both", at)
+    if part.get("concept"):
+        rows = _listed(context, system, part["concept"], f"{at}.concept")
     else:
-        if not isinstance(uri, str):
-            raise InvalidValueSet(f"{at}.system: expected a URI", f"{at}.system")
-        system = context.system(uri)
-        stated = part.get("version")
-        if stated is not None and not isinstance(stated, str):
-            raise InvalidValueSet(f"{at}.version: expected a string", f"{at}.version")
-        used = versions.used(uri, stated)
-        if used not in (None, system.version):
-            return system, frozenset(), stated
-        if part.get("concept") and part.get("filter"):
-            raise InvalidValueSet(f"{at}: give concept or filter, not both", at)
-        if part.get("concept"):
-            rows = _listed(context, system, part["concept"], f"{at}.concept")
-        else:
-            rows = _filtered(context, system, part.get("filter") or [], f"{at}.filter")
-        for other, more in imported:
-            _same(system, other, more)
-            rows &= more
-    return system, rows, stated
+        rows = _filtered(context, system, part.get("filter") or [], f"{at}.filter")
+    for _, more in imported:
+        rows &= more
+    return (system,), rows, stated
 
 
 def _listed(context: FhirContext, system: SystemRange, concepts: Any, at: str) -> frozenset[int]:

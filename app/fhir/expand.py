@@ -66,10 +66,11 @@ CONCEPT_PROPERTIES = "http://hl7.org/fhir/concept-properties#"
 def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     limits = context.settings.fhir
     value_set = operation_value_set(context, params)
-    system = value_set.system
     if value_set.missing is not None:
-        raise NotFound(f"{value_set.canonical} uses {value_set.missing}, which is not loaded (loaded: {system.uri}|{system.version})")
-    value_set.versions.checked(system.uri, value_set.system_version or system.version)
+        loaded = ", ".join(f"{s.uri}|{s.version}" for s in value_set.systems)
+        raise NotFound(f"{value_set.canonical} uses {value_set.missing}, which is not loaded (loaded: {loaded})")
+    for system in value_set.systems:
+        value_set.versions.checked(system.uri, value_set.system_version(system) or system.version)
     text = (params.text("filter") or "").strip()
     count, offset = params.integer("count"), params.integer("offset") or 0
     active_only = bool(params.boolean("activeOnly"))
@@ -117,9 +118,9 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "total": total,
         "parameter": [{"name": name, ECHOED[name]: value} for name, value in used.items()]
-        + value_set.versions.echoed(system.uri, value_set.stated_version)
+        + [echo for s in value_set.systems for echo in value_set.versions.echoed(s.uri, value_set.stated_version(s))]
         + [{"name": "default-valueset-version", "valueUri": f"{u}|{v}"} for u, v in canonicals(params, "default-valueset-version").items()]
-        + [{"name": "used-codesystem", "valueUri": f"{system.uri}|{system.version}"}]
+        + [{"name": "used-codesystem", "valueUri": f"{s.uri}|{s.version}"} for s in value_set.systems]
         + [{"name": "used-valueset", "valueUri": canonical} for canonical in dict.fromkeys(value_set.used_value_sets)]
         + [{"name": f"warning-{status}", "valueUri": canonical} for status, canonical in value_set.statuses],
     }
@@ -204,7 +205,8 @@ def _entry(
     shown: _Shown,
 ) -> dict[str, Any]:
     concept = context.concept(row)
-    entry: dict[str, Any] = {"system": value_set.system.uri}  # the version is used-codesystem's
+    system = context.bundle.systems[concept.system]
+    entry: dict[str, Any] = {"system": system.uri}  # the version is used-codesystem's
     extensions = []
     if hit is not None:
         extensions = [
@@ -213,8 +215,8 @@ def _entry(
             {"url": CONFIDENCE, "valueDecimal": round(hit.confidence, 4)},
         ]
     wanted = shown.properties
-    detail = context.detail(value_set.system, concept.code) if shown.designations or shown.language or "definition" in wanted else None
-    extensions += [*value_set.concept_extensions(concept.code), *_properties(context, concept, wanted, detail)]
+    detail = context.detail(system, concept.code) if shown.designations or shown.language or "definition" in wanted else None
+    extensions += [*value_set.concept_extensions(system, concept.code), *_properties(context, concept, wanted, detail)]
     if extensions:
         entry["extension"] = extensions
     if concept.grouping:
@@ -224,7 +226,7 @@ def _entry(
     entry |= {"code": concept.code, "display": concept.display}
     if detail is not None:
         entry["display"] = display_in(detail.concept, shown.language)
-        labels = designations(all_designations(detail.concept, context.bundle, value_set.system.key, shown.sources))
+        labels = designations(all_designations(detail.concept, context.bundle, system.key, shown.sources))
         if shown.designations and labels:
             entry["designation"] = labels
     return entry

@@ -123,8 +123,8 @@ def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
 
 def _target(context: FhirContext, params: OperationParams) -> _Target:
     if (url := params.text("target")) is not None:
-        value_set = parse_value_set(context, url)
-        return _Target(context, value_set.system, value_set)
+        value_set = parse_value_set(context, url)  # an implicit value set: one system
+        return _Target(context, value_set.systems[0], value_set)
     if (uri := params.text("targetsystem")) is not None:
         return _Target(context, context.system(uri), None)
     return _Target(context, None, None)

@@ -105,7 +105,8 @@ def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict
         concept_given = _codeable_concept(params, [given.coding for given in givens])
         out += [{"name": "codeableConcept", "valueCodeableConcept": concept_given}] if concept_given else []
         return {"resourceType": "Parameters", "parameter": out + [{"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": [found]}}]}
-    rules = _rules(params, value_set, value_set.system.uri if params.boolean("inferSystem") else None, inferred=True)
+    inferred = value_set.systems[0].uri if params.boolean("inferSystem") and len(value_set.systems) == 1 else None
+    rules = _rules(params, value_set, inferred, inferred=True)
     checks = [_check(context, given, rules) for given in givens]
     return _answer(checks, params, rules)
 
@@ -141,7 +142,7 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         text = "a code without a system has no defined meaning and cannot be validated; give its system"
         check.issues.append(issue(text, "invalid", "invalid-data", "warning", given.whole))
     system = context.system_or_none(uri)
-    if value_set is not None and (system is None or system != value_set.system):
+    if value_set is not None and (system is None or system not in value_set.systems):
         check.error(f"{uri or ''}#{coding.code} is not in the value set {value_set.canonical}", "code-invalid", "not-in-vs", given.at("code"))
     if uri and system is None and "/ValueSet/" in uri:
         text = f"{uri} is a value set, not a code system: a coding's system names a code system"
@@ -158,7 +159,7 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         # another system, the code is simply not in the value set, from a system unknown here.
         check.unknown_system = uri
         check.caused_by_unknown_system = value_set is None
-    if system is not None and value_set is not None and system != value_set.system:
+    if system is not None and value_set is not None and system not in value_set.systems:
         if context.bundle.concept_index(system.key, coding.code) is None:  # and not a code at all
             check.error(f"unknown code {coding.code!r} in {system.uri} version {system.version}", "code-invalid", "invalid-code", given.at("code"))
         return check
@@ -184,7 +185,7 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         return check
     concept = check.concept = context.concept(row)
     ref = f"{system.uri}#{concept.code}"
-    if value_set is not None and value_set.deprecated(concept.code):
+    if value_set is not None and value_set.deprecated(system, concept.code):
         text = f"{ref} is deprecated in the value set {value_set.canonical}"
         check.notes.append(issue(text, "business-rule", "code-comment", "warning", given.at("code")))
     for status, canonical in value_set.statuses if value_set is not None else ():
@@ -254,7 +255,7 @@ def _version_not_loaded(check: _Check, system: SystemRange, value_set: ValueSetR
     """Issues when the value set uses, or the coding names, a version of the system that is not
     loaded (the code cannot be validated then); whether there were any."""
     given, stated = check.given, check.given.coding.version
-    used = value_set.system_version if value_set is not None else None
+    used = value_set.system_version(system) if value_set is not None else None
     if used is not None and used != system.version:
         text = f"the value set {value_set.canonical} uses {system.uri} version {used!r}, which is not loaded (loaded: {system.version})"
         check.error(text, "not-found", "not-found", given.at("system"))
@@ -267,7 +268,7 @@ def _version_not_loaded(check: _Check, system: SystemRange, value_set: ValueSetR
     if stated and stated != system.version:
         check.error(f"version {stated!r} of {system.uri} is not loaded; loaded: {system.version}", "not-found", "not-found", given.at("system"))
         if value_set is not None:  # an error where the value set states (or is given) its version
-            expected = value_set.versions.expected(system.uri, value_set.stated_version)
+            expected = value_set.versions.expected(system.uri, value_set.stated_version(system))
             text = f"the coding's version {stated!r} of {system.uri} is not the version {expected or system.version!r} the value set {value_set.canonical} uses"
             check.issues.append(issue(text, "invalid", "vs-invalid", "error" if expected else "warning", given.at("version")))
         check.unknown_system = f"{system.uri}|{stated}"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -45,46 +45,50 @@ MAX_IMPORTS = 8  # value sets importing value sets, this deep at most
 @dataclass(frozen=True)
 class ValueSetRef:
     url: str
-    system: SystemRange
-    subtree: Subtree | None  # None: every code of the system
+    systems: tuple[SystemRange, ...]  # an implicit value set's one system; an explicit one's, as named
+    subtree: Subtree | None  # None: every code of the (one) system
     version: str | None = None  # an explicit value set's own version
     resource: dict[str, Any] | None = None  # an explicit value set's ValueSet resource
-    stated_version: str | None = None  # the version of its system its compose states
+    stated_versions: Mapping[str, str] = field(default_factory=dict)  # system uri -> the version its compose states
     versions: SystemVersions = SystemVersions()  # the request's version parameters
     used_value_sets: tuple[str, ...] = ()  # url|version of the value sets it imports, at any depth
     statuses: tuple[tuple[str, str], ...] = ()  # (withdrawn or deprecated, url|version): it or an import, so marked
 
-    @property
-    def system_version(self) -> str | None:
-        """The version of its system the value set uses (None: whichever is loaded)."""
-        return self.versions.used(self.system.uri, self.stated_version)
+    def stated_version(self, system: SystemRange) -> str | None:
+        """The version of ``system`` the value set's compose states."""
+        return self.stated_versions.get(system.uri)
+
+    def system_version(self, system: SystemRange) -> str | None:
+        """The version of ``system`` the value set uses (None: whichever is loaded)."""
+        return self.versions.used(system.uri, self.stated_version(system))
 
     @property
     def missing(self) -> str | None:
-        """``system|version`` when the value set uses a version of its system that is not loaded."""
-        used = self.system_version
-        return None if used in (None, self.system.version) else f"{self.system.uri}|{used}"
+        """``system|version`` when the value set uses a version of one of its systems that is not loaded."""
+        return next(
+            (f"{s.uri}|{used}" for s in self.systems if (used := self.system_version(s)) not in (None, s.version)), None
+        )
 
     @cached_property
-    def _listed(self) -> dict[str, dict[str, Any]]:
-        """The compose's concept entries of its system, by code."""
+    def _listed(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """The compose's concept entries, by (system uri, code)."""
         includes = (self.resource or {}).get("compose", {}).get("include", [])
         return {
-            concept["code"]: concept
-            for include in includes if isinstance(include, dict) and include.get("system") == self.system.uri
+            (include["system"], concept["code"]): concept
+            for include in includes if isinstance(include, dict) and isinstance(include.get("system"), str)
             for concept in include.get("concept") or [] if isinstance(concept, dict) and isinstance(concept.get("code"), str)
         }
 
-    def concept_extensions(self, code: str) -> list[dict[str, Any]]:
+    def concept_extensions(self, system: SystemRange, code: str) -> list[dict[str, Any]]:
         """The extensions the compose gives a code it lists (valueset-deprecated, standards-status...)."""
-        return [e for e in self._listed.get(code, {}).get("extension", []) if isinstance(e, dict)]
+        return [e for e in self._listed.get((system.uri, code), {}).get("extension", []) if isinstance(e, dict)]
 
-    def deprecated(self, code: str) -> bool:
+    def deprecated(self, system: SystemRange, code: str) -> bool:
         """Whether the value set marks the code it lists as deprecated."""
         return any(
             (e.get("url") == DEPRECATED and e.get("valueCode") in ("true", True) or e.get("valueBoolean") is True)
             or (e.get("url") == STANDARDS_STATUS and e.get("valueCode") == "deprecated")
-            for e in self.concept_extensions(code)
+            for e in self.concept_extensions(system, code)
         )
 
     @property
@@ -100,14 +104,16 @@ class ValueSetRef:
     def scope(self, include_inactive: bool, exclude: frozenset[int] = frozenset()) -> Scope:
         """The ranking scope of the value set (chapters and blocks left out, as everywhere)."""
         subtree = None if self.subtree is None else self.subtree.rows
-        return Scope((self.system.key,), subtree, exclude, include_inactive=include_inactive)
+        return Scope(tuple(s.key for s in self.systems), subtree, exclude, include_inactive=include_inactive)
 
     def rows(self, context: FhirContext, active_only: bool) -> range | list[int]:
-        """The value set's catalog rows in catalog order."""
-        everything = context.bundle.rows(self.system.key, include_inactive=not active_only)
+        """The value set's catalog rows in catalog order (system by system)."""
         if self.subtree is None:
-            return everything
-        return [row for row in self.subtree.ordered if row in everything]
+            return context.bundle.rows(self.systems[0].key, include_inactive=not active_only)
+        if not active_only:
+            return list(self.subtree.ordered)
+        active = [context.bundle.rows(s.key, include_inactive=False) for s in self.systems]
+        return [row for row in self.subtree.ordered if any(row in rows for rows in active)]
 
     def __contains__(self, row: int) -> bool:
         return self.subtree is None or row in self.subtree.rows
@@ -136,11 +142,11 @@ def parse_value_set(context: FhirContext, url: str, versions: SystemVersions = S
             f"value set {url!r} is unknown; known: {known}, and {{system}}?{IS_A}{{code}} for a subtree"
         )
     if query == ALL_CODES:
-        return ValueSetRef(url, system, None, versions=versions)
+        return ValueSetRef(url, (system,), None, versions=versions)
     code = unquote(query[len(IS_A) :])
     if context.bundle.concept_index(system.key, code) is None:
         raise NotFound(f"value set {url!r}: code {code!r} is not in {system.uri} version {system.version}")
-    return ValueSetRef(url, system, context.subtree(system, code), versions=versions)
+    return ValueSetRef(url, (system,), context.subtree(system, code), versions=versions)
 
 
 def operation_value_set(context: FhirContext, params: OperationParams) -> ValueSetRef:
@@ -213,7 +219,7 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
 
     contained = {f"#{r.get('id')}": r for r in resource.get("contained") or [] if isinstance(r, dict) and r.get("resourceType") == "ValueSet"}
 
-    def imported(canonical: str, where: str) -> tuple[SystemRange, frozenset[int]]:
+    def imported(canonical: str, where: str) -> tuple[tuple[SystemRange, ...], frozenset[int]]:
         try:
             if canonical in contained:  # a local reference to a value set the resource contains
                 value_set = _explicit(context, contained[canonical], given, where, (*chain, url or at))
@@ -223,7 +229,7 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
             raise UnresolvedImport(f"{where}: {error.detail}") from None
         used.extend([*([] if canonical in contained else [value_set.canonical]), *value_set.used_value_sets])
         statuses.extend(value_set.statuses)
-        return value_set.system, frozenset(value_set.rows(context, active_only=False))
+        return value_set.systems, frozenset(value_set.rows(context, active_only=False))
 
     if "compose" not in resource:
         raise InvalidParameter(f"{at}: a value set without compose is not supported", at)
@@ -233,7 +239,7 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
     canonical = f"{url}|{version}" if url and version else url or at
     own = [(e["valueCode"], canonical) for e in resource.get("extension") or [] if _standards_status(e)]
     return ValueSetRef(
-        url or f"urn:uuid:{uuid.uuid4()}", composed.system, subtree, version, resource, composed.version, given.versions,
+        url or f"urn:uuid:{uuid.uuid4()}", composed.systems, subtree, version, resource, composed.versions, given.versions,
         tuple(used), tuple(dict.fromkeys([*own, *statuses])),
     )
 

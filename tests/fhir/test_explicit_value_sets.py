@@ -97,8 +97,6 @@ def test_validate_code_against_an_inline_value_set(client: TestClient) -> None:
          "(is-a, descendent-of, is-not-a, child-of, =, in, not-in, regex)", "ValueSet.compose.include[0].filter[0].op"),
         ({"include": [{"system": TOY.uri, "filter": [{"property": "concept", "op": "is-a"}]}]}, 400, "invalid", "vs-invalid",
          "valueSet.compose.include[0].filter[0]: expected property, op and value strings", "ValueSet.compose.include[0].filter[0]"),
-        ({"include": [{"system": TOY.uri}, {"system": TOYICD.uri}]}, 400, "invalid", "vs-invalid",
-         f"compose: a value set over more than one code system ({TOY.uri}, {TOYICD.uri}) is not supported", None),
     ],
 )
 def test_a_bad_compose_is_refused_naming_the_element(
@@ -108,6 +106,21 @@ def test_a_bad_compose_is_refused_naming_the_element(
     [found] = body["issue"]
     assert (found["code"], found["details"]["coding"][0]["code"], found["details"]["text"]) == (code, tx_code, text)
     assert found.get("expression") == ([expression] if expression else None)
+
+
+def test_a_value_set_may_draw_on_two_code_systems(client: TestClient) -> None:
+    compose = {"include": [{"system": TOY.uri, "concept": [{"code": "T:2"}]}, {"system": TOYICD.uri, "concept": [{"code": "R00.0"}]}]}
+    given = {"name": "valueSet", "resource": _vs(compose)}
+    body = resource(_post(client, "expand", given), "ValueSet")
+    assert sorted((e["system"], e["code"]) for e in body["expansion"]["contains"]) == [(TOY.uri, "T:2"), (TOYICD.uri, "R00.0")]
+    used = [p["valueUri"] for p in body["expansion"]["parameter"] if p["name"] == "used-codesystem"]
+    assert used == [f"{TOY.uri}|{TOY.version}", f"{TOYICD.uri}|{TOYICD.version}"]
+    ranked = resource(_post(client, "expand", given, {"name": "filter", "valueString": "fast heart"}), "ValueSet")
+    assert {e["code"] for e in ranked["expansion"]["contains"]} <= {"T:2", "R00.0"}
+    for system, code, valid in ((TOYICD.uri, "R00.0", True), (TOYICD.uri, "I10", False), (TOY.uri, "T:3", False)):
+        coding = {"name": "coding", "valueCoding": {"system": system, "code": code}}
+        answer = resource(_post(client, "validate-code", given, coding), "Parameters")
+        assert {"name": "result", "valueBoolean": valid} in answer["parameter"]
 
 
 def test_a_listed_code_the_system_lacks_is_left_out(client: TestClient) -> None:
