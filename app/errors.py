@@ -56,6 +56,12 @@ class InvalidParameter(ApiError):
     slug, title = "invalid-parameter", "Invalid parameter"
 
 
+class InvalidLanguage(InvalidParameter):
+    """A display language that is no language tag (``displayLanguage``)."""
+
+    issue, tx_code = "processing", "invalid-display"
+
+
 class InvalidValueSet(InvalidParameter):
     """A ValueSet's compose that cannot be resolved as written (a filter without a value...):
     ``param`` names the element, ``value set {url}.compose.include[0].filter[1]``."""

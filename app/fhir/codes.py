@@ -15,8 +15,8 @@ from app.search.designations import all_designations
 from app.fhir.designations import designation, display_in
 from app.errors import InvalidParameter, NotFound, UnknownCode
 from app.fhir.params import OperationParams
-from app.fhir.supplements import requested
-from indexer.records import DesignationUse
+from app.fhir.supplements import PREFIX as SUPPLEMENT_PREFIX
+from app.fhir.supplements import requested, used
 
 PROPERTY_TYPES = {bool: "valueBoolean", int: "valueInteger", str: "valueString"}
 _PART_TYPES = {"language": "valueCode", "use": "valueCoding", "value": "valueString"}
@@ -53,6 +53,8 @@ def lookup(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     out: list[dict[str, Any]] = [
         {"name": "name", "valueString": system.name},
         {"name": "version", "valueString": system.version},
+        {"name": "code", "valueCode": concept.code},
+        {"name": "system", "valueUri": system.uri},
         {"name": "display", "valueString": display_in(concept, params.language("displayLanguage"))},
         *({"name": "definition", "valueString": d.text} for d in concept.definitions[:1]),
         *(({"name": "abstract", "valueBoolean": True},) if grouping else ()),
@@ -60,10 +62,12 @@ def lookup(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     sources = requested(context, params)
     if not wanted or "designation" in wanted:
         for label in all_designations(concept, context.bundle, system.key, sources):
-            if label.active and label.use != DesignationUse.PREFERRED:  # the display is the display
+            if label.active:  # the display too, as its language's preferred term
                 fields = designation(label)
                 extensions = fields.pop("extension", None)
                 parts = [{"name": key, _PART_TYPES[key]: value} for key, value in fields.items()]
+                if label.knowledge in sources:  # from a supplement asked for: which one
+                    parts.append({"name": "source", "valueCanonical": SUPPLEMENT_PREFIX + label.knowledge})
                 out.append({"name": "designation", "part": parts} | ({"extension": extensions} if extensions else {}))
     for code, value, description in properties:
         if not wanted or code in wanted:
@@ -71,4 +75,4 @@ def lookup(context: FhirContext, params: OperationParams) -> dict[str, Any]:
             if description is not None:
                 parts.append({"name": "description", "valueString": description})
             out.append({"name": "property", "part": parts})
-    return {"resourceType": "Parameters", "parameter": out}
+    return {"resourceType": "Parameters", "parameter": out + used(sources, "valueCanonical")}

@@ -7,9 +7,12 @@ from typing import Any
 from indexer.records import Concept, Designation, DesignationUse
 
 SNOMED = "http://snomed.info/sct"
-DESIGNATION_USAGE = "http://terminology.hl7.org/CodeSystem/designation-usage"
 USES = {
-    DesignationUse.PREFERRED: {"system": DESIGNATION_USAGE, "code": "display", "display": "Display"},
+    # The display, where listed as a designation ($lookup): the preferred term of its language.
+    DesignationUse.PREFERRED: {
+        "system": "http://terminology.hl7.org/CodeSystem/hl7TermMaintInfra", "code": "preferredForLanguage",
+        "display": "Preferred For Language",
+    },
     DesignationUse.FSN: {"system": SNOMED, "code": "900000000000003001", "display": "Fully specified name"},
     DesignationUse.SYNONYM: {"system": SNOMED, "code": "900000000000013009", "display": "Synonym"},
 }

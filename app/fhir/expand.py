@@ -34,6 +34,7 @@ from app.fhir.params import OperationParams
 from app.fhir.valuesets import ValueSetRef, operation_value_set
 from app.fhir.versions import canonicals
 from app.fhir.supplements import requested
+from app.fhir.supplements import used as used_supplements
 from app.search.designations import all_designations
 from app.search.service import Ranked
 from indexer.bundle import CatalogConcept
@@ -58,7 +59,9 @@ ECHOED = {
     "min_confidence": "valueDecimal",
 }
 # The elements of an explicit value set an expansion repeats (as tx.fhir.org does).
-DESCRIBING = frozenset({"id", "url", "identifier", "version", "name", "title", "status", "experimental", "date", "publisher"})
+DESCRIBING = frozenset(
+    {"id", "language", "url", "identifier", "version", "name", "title", "status", "experimental", "date", "publisher"}
+)
 CROSS_VERSION = "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion."
 CONCEPT_PROPERTIES = "http://hl7.org/fhir/concept-properties#"
 
@@ -66,6 +69,8 @@ CONCEPT_PROPERTIES = "http://hl7.org/fhir/concept-properties#"
 def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     limits = context.settings.fhir
     value_set = operation_value_set(context, params)
+    for name, value in value_set.expansion_parameters().items():  # the value set's own, where the request sets none
+        params = params.defaulting(name, value)
     if value_set.missing is not None:
         loaded = ", ".join(f"{s.uri}|{s.version}" for s in value_set.systems)
         raise NotFound(f"{value_set.canonical} uses {value_set.missing}, which is not loaded (loaded: {loaded})")
@@ -122,7 +127,8 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         + [{"name": "default-valueset-version", "valueUri": f"{u}|{v}"} for u, v in canonicals(params, "default-valueset-version").items()]
         + [{"name": "used-codesystem", "valueUri": f"{s.uri}|{s.version}"} for s in value_set.systems]
         + [{"name": "used-valueset", "valueUri": canonical} for canonical in dict.fromkeys(value_set.used_value_sets)]
-        + [{"name": f"warning-{status}", "valueUri": canonical} for status, canonical in value_set.statuses],
+        + [{"name": f"warning-{status}", "valueUri": canonical} for status, canonical in value_set.statuses]
+        + used_supplements(sources),
     }
     if params.value("offset") is not None or count is not None:  # a page: where it starts
         expansion["offset"] = offset

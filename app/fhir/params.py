@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.errors import InvalidParameter
+from app.errors import InvalidLanguage, InvalidParameter
 
 _LANGUAGE = re.compile(r"^([A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*|\*)$")
 _BOOLEANS = {"true": True, "false": False}
@@ -172,7 +172,7 @@ class OperationParams:
             return None
         tags = [part.split(";")[0].strip() for part in value.split(",")]
         if not tags or not all(_LANGUAGE.match(tag) for tag in tags):
-            raise InvalidParameter(f"{name}: expected a language tag such as en or en-US, or a list of them (got {value!r})")
+            raise InvalidLanguage(f"{name}: expected a language tag such as en or en-US, or a list of them (got {value!r})", name)
         return tags[0]
 
     def coding(

@@ -20,6 +20,11 @@ PREFIX = "urn:termsearch:supplement:"
 VALUESET_SUPPLEMENT = "http://hl7.org/fhir/StructureDefinition/valueset-supplement"
 
 
+def used(sources: frozenset[str], kind: str = "valueUri") -> list[dict[str, Any]]:
+    """The ``used-supplement`` parameters an answer lists for the supplements it drew on."""
+    return [{"name": "used-supplement", kind: PREFIX + source} for source in sorted(sources)]
+
+
 def requested(context: FhirContext, params: OperationParams, value_set: dict[str, Any] | None = None) -> frozenset[str]:
     """The knowledge sources of the supplements the request (and the value set) asks for."""
     urls = list(params.texts("useSupplement"))

@@ -23,7 +23,9 @@ from app.fhir.context import FhirContext
 from app.fhir.designations import displays, has_language
 from app.fhir.outcome import TX_ISSUE_TYPE, issue
 from app.fhir.params import Coding, OperationParams
+from app.fhir.supplements import PREFIX as SUPPLEMENT_PREFIX
 from app.fhir.supplements import requested
+from app.search.designations import all_designations
 from app.fhir.valuesets import ValueSetRef, operation_value_set
 from indexer.bundle import CatalogConcept, SystemRange
 
@@ -51,6 +53,7 @@ class _Rules:
     lenient_display: bool  # a wrong display is a warning (lenient-display-validation)
     membership_only: bool  # only whether the code is in the value set (valueset-membership-only)
     language: str | None  # displayLanguage
+    sources: frozenset[str]  # knowledge sources whose designations are displays too (useSupplement)
     active_only: bool
     abstract_allowed: bool
 
@@ -81,12 +84,12 @@ class _Check:
 
 
 def validate_in_code_system(context: FhirContext, params: OperationParams) -> dict[str, Any]:
-    requested(context, params)  # an unknown supplement is refused
+    sources = requested(context, params)  # an unknown supplement is refused
     givens = _givens(params, "version")
     url = params.text("url") or givens[0].coding.system
     if not url:
         raise InvalidParameter("url: required (or a coding with a system)")
-    rules = _rules(params, None, url)
+    rules = _rules(params, None, url, sources=sources)
     checks = [_check(context, given, rules) for given in givens]
     return _answer(checks, params, rules)
 
@@ -95,7 +98,7 @@ def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict
     givens = _givens(params, "systemVersion")
     try:
         value_set = operation_value_set(context, params)
-        requested(context, params, value_set.resource)  # an unknown supplement is refused
+        sources = requested(context, params, value_set.resource)  # an unknown supplement is refused
     except UnknownSystem as error:  # the value set draws on a system not loaded: the code cannot be validated
         named = _named_value_set(params)
         return _answer([_over_unknown_system(context, given, error.uri, named) for given in givens], params, _rules(params, None, None))
@@ -106,16 +109,19 @@ def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict
         out += [{"name": "codeableConcept", "valueCodeableConcept": concept_given}] if concept_given else []
         return {"resourceType": "Parameters", "parameter": out + [{"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": [found]}}]}
     inferred = value_set.systems[0].uri if params.boolean("inferSystem") and len(value_set.systems) == 1 else None
-    rules = _rules(params, value_set, inferred, inferred=True)
+    rules = _rules(params, value_set, inferred, inferred=True, sources=sources)
     checks = [_check(context, given, rules) for given in givens]
     return _answer(checks, params, rules)
 
 
-def _rules(params: OperationParams, value_set: ValueSetRef | None, default_system: str | None, inferred: bool = False) -> _Rules:
+def _rules(
+    params: OperationParams, value_set: ValueSetRef | None, default_system: str | None, inferred: bool = False,
+    sources: frozenset[str] = frozenset(),
+) -> _Rules:
     abstract = params.boolean("abstract")
     return _Rules(
         value_set, default_system, inferred and default_system is not None, bool(params.boolean("lenient-display-validation")),
-        bool(params.boolean("valueset-membership-only")), params.language("displayLanguage"), bool(params.boolean("activeOnly")), abstract is not False,
+        bool(params.boolean("valueset-membership-only")), params.language("displayLanguage"), sources, bool(params.boolean("activeOnly")), abstract is not False,
     )
 
 
@@ -144,6 +150,10 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
     system = context.system_or_none(uri)
     if value_set is not None and (system is None or system not in value_set.systems):
         check.error(f"{uri or ''}#{coding.code} is not in the value set {value_set.canonical}", "code-invalid", "not-in-vs", given.at("code"))
+    if uri and system is None and uri.startswith(SUPPLEMENT_PREFIX):
+        text = f"{uri} is a supplement, not a code system: a coding's system names a code system"
+        check.error(text, "invalid", "invalid-data", given.at("system"))
+        return check
     if uri and system is None and "/ValueSet/" in uri:
         text = f"{uri} is a value set, not a code system: a coding's system names a code system"
         check.error(text, "invalid", "invalid-data", given.at("system"))
@@ -216,6 +226,8 @@ def _display(context: FhirContext, check: _Check, system: SystemRange, concept: 
     given, ref = check.given, f"{system.uri}#{concept.code}"
     detail = context.detail(system, concept.code)
     valid = displays(detail.concept) if detail is not None else {concept.display.casefold()}
+    if detail is not None and rules.sources:  # a requested supplement's designations are displays too
+        valid |= {d.text.casefold() for d in all_designations(detail.concept, context.bundle, system.key, rules.sources) if d.active}
     display = given.coding.display or ""
     retired = {d.text.casefold() for d in detail.concept.designations if not d.active} if detail is not None else set()
     if display.casefold() not in valid and display.casefold() in retired:

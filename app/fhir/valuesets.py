@@ -39,6 +39,7 @@ IS_A = "fhir_vs=isa/"
 
 STANDARDS_STATUS = "http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status"
 DEPRECATED = "http://hl7.org/fhir/StructureDefinition/valueset-deprecated"
+EXPANSION_PARAMETER = "http://hl7.org/fhir/StructureDefinition/valueset-expansion-parameter"
 MAX_IMPORTS = 8  # value sets importing value sets, this deep at most
 
 
@@ -90,6 +91,16 @@ class ValueSetRef:
             or (e.get("url") == STANDARDS_STATUS and e.get("valueCode") == "deprecated")
             for e in self.concept_extensions(system, code)
         )
+
+    def expansion_parameters(self) -> dict[str, str]:
+        """The parameters its compose sets for its expansions (``valueset-expansion-parameter``)."""
+        found = {}
+        for extension in (self.resource or {}).get("compose", {}).get("extension", []):
+            if isinstance(extension, dict) and extension.get("url") == EXPANSION_PARAMETER:
+                parts = {p.get("url"): next((v for k, v in p.items() if k.startswith("value")), None) for p in extension.get("extension", [])}
+                if isinstance(parts.get("name"), str) and isinstance(parts.get("value"), str):
+                    found[parts["name"]] = parts["value"]
+        return found
 
     @property
     def active_only(self) -> bool:

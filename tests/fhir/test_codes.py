@@ -9,7 +9,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.fhir.conftest import outcome, out, resource
-from indexer.records import DesignationUse
 from tests.toy import TOY, TOYICD, toy_concepts
 
 LOOKUP = "/fhir/CodeSystem/$lookup"
@@ -32,8 +31,10 @@ def test_lookup_answers_display_designations_and_properties(client: TestClient) 
     assert out(body, "version") == [TOY.version]
     assert out(body, "display") == [tachycardia.display]
     values = [{p["name"]: p for p in parts}["value"]["valueString"] for parts in out(body, "designation")]
-    own = [d.text for d in tachycardia.designations if d.use != DesignationUse.PREFERRED]
-    assert values == own  # the release's designations besides the display; a supplement's only when asked
+    own = [d.text for d in tachycardia.designations]
+    assert values == own and own[0] == tachycardia.display  # the release's (the display as preferred); a supplement's when asked
+    uses = [{p["name"]: p for p in parts}["use"]["valueCoding"]["code"] for parts in out(body, "designation")]
+    assert uses[0] == "preferredForLanguage" and (out(body, "code"), out(body, "system")) == (["T:2"], [TOY.uri])
     assert out(body, "definition") == [tachycardia.definitions[0].text] and "abstract" not in dict(
         (p["name"], p) for p in body["parameter"]
     )

@@ -182,7 +182,7 @@ INVALID = ("invalid", "invalid-data")
         ({"url": TOY_VS, "count": "-1"}, 400, INVALID, "count: expected an integer of at least 0 (got '-1')"),
         ({"url": TOY_VS, "offset": "ten"}, 400, INVALID, "offset: expected an integer of at least 0 (got 'ten')"),
         ({"url": TOY_VS, "activeOnly": "yes"}, 400, INVALID, "activeOnly: expected true or false (got 'yes')"),
-        ({"url": TOY_VS, "displayLanguage": "english!"}, 400, INVALID,
+        ({"url": TOY_VS, "displayLanguage": "english!"}, 400, ("processing", "invalid-display"),
          "displayLanguage: expected a language tag such as en or en-US, or a list of them (got 'english!')"),
         ({"url": TOY_VS, "filter": "x" * 513}, 400, INVALID, "filter: longer than 512 characters (513)"),
         ({"url": [TOY_VS, TOYICD_VS]}, 400, INVALID, "url: given 2 times, allowed once"),
