@@ -37,7 +37,7 @@ from app.fhir.supplements import requested
 from app.fhir.supplements import used as used_supplements
 from app.search.designations import all_designations
 from app.search.service import Ranked
-from indexer.bundle import CatalogConcept
+from indexer.bundle import CatalogConcept, SystemRange
 
 PROPERTIES = frozenset({"definition", "parent", "inactive", "status", "notSelectable", "kind", "billable"})
 
@@ -64,6 +64,14 @@ DESCRIBING = frozenset(
 )
 CROSS_VERSION = "http://hl7.org/fhir/5.0/StructureDefinition/extension-ValueSet.expansion."
 CONCEPT_PROPERTIES = "http://hl7.org/fhir/concept-properties#"
+_SD = "http://hl7.org/fhir/StructureDefinition/"
+# A value set's extensions of a code it lists that an expansion gives as properties: code, FHIR property, value type.
+LISTED_PROPERTIES = {
+    _SD + "valueset-label": ("label", "label", "valueString"),
+    _SD + "valueset-conceptOrder": ("order", "order", "valueDecimal"),
+    _SD + "itemWeight": ("weight", "itemWeight", "valueDecimal"),
+}
+
 
 
 def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
@@ -132,10 +140,13 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     }
     if params.value("offset") is not None or count is not None:  # a page: where it starts
         expansion["offset"] = offset
-    if contains and wanted:
+    declared = {code: CONCEPT_PROPERTIES + code for code in wanted} | {
+        code: CONCEPT_PROPERTIES + name for code, name, _ in LISTED_PROPERTIES.values() if any(_has_property(e, code) for e in contains)
+    }
+    if contains and declared:
         expansion["extension"] = [
-            _cross_version("property", {"url": "code", "valueCode": code}, {"url": "uri", "valueUri": CONCEPT_PROPERTIES + code})
-            for code in sorted(wanted)
+            _cross_version("property", {"url": "code", "valueCode": code}, {"url": "uri", "valueUri": uri})
+            for code, uri in sorted(declared.items())
         ]
     if contains:
         expansion["contains"] = contains
@@ -155,6 +166,37 @@ def _described(value_set: ValueSetRef, include_definition: bool) -> dict[str, An
 def concept_properties(names: list[str]) -> frozenset[str]:
     """The properties asked for, ``*`` standing for all of them."""
     return PROPERTIES if "*" in names else frozenset(names) & PROPERTIES
+
+
+def _has_property(entry: dict[str, Any], code: str) -> bool:
+    return any(
+        e["url"] == CROSS_VERSION + "contains.property" and e["extension"][0]["valueCode"] == code
+        for e in entry.get("extension", [])
+    )
+
+
+def _listed(value_set: ValueSetRef, system: SystemRange, code: str) -> list[dict[str, Any]]:
+    """What the value set says of a code it lists, as the expansion shows it: its known
+    extensions, and its label, order and weight as properties."""
+    shown = []
+    for extension in value_set.concept_extensions(system, code):
+        if extension.get("url") in LISTED_PROPERTIES:
+            name, _, kind = LISTED_PROPERTIES[extension["url"]]
+            value = next((v for k, v in extension.items() if k.startswith("value")), None)
+            shown.append(_cross_version("contains.property", {"url": "code", "valueCode": name}, {"url": "value", kind: value}))
+        elif _defined_by_fhir(extension):  # others are ignored
+            shown.append(extension)
+    return shown
+
+
+def _defined_by_fhir(extension: dict[str, Any]) -> bool:
+    return str(extension.get("url", "")).startswith(_SD)
+
+
+def _own_designation(designation: dict[str, Any]) -> dict[str, Any]:
+    """A designation the value set gives a code, with only the extensions FHIR defines."""
+    extensions = [e for e in designation.get("extension", []) if isinstance(e, dict) and _defined_by_fhir(e)]
+    return {k: v for k, v in designation.items() if k != "extension"} | ({"extension": extensions} if extensions else {})
 
 
 def _cross_version(element: str, *parts: dict[str, Any]) -> dict[str, Any]:
@@ -222,7 +264,7 @@ def _entry(
         ]
     wanted = shown.properties
     detail = context.detail(system, concept.code) if shown.designations or shown.language or "definition" in wanted else None
-    extensions += [*value_set.concept_extensions(system, concept.code), *_properties(context, concept, wanted, detail)]
+    extensions += [*_listed(value_set, system, concept.code), *_properties(context, concept, wanted, detail)]
     if extensions:
         entry["extension"] = extensions
     if concept.grouping:
@@ -233,6 +275,7 @@ def _entry(
     if detail is not None:
         entry["display"] = display_in(detail.concept, shown.language)
         labels = designations(all_designations(detail.concept, context.bundle, system.key, shown.sources))
+        labels += [_own_designation(d) for d in value_set.concept_designations(system, concept.code)]
         if shown.designations and labels:
             entry["designation"] = labels
     return entry

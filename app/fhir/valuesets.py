@@ -84,6 +84,10 @@ class ValueSetRef:
         """The extensions the compose gives a code it lists (valueset-deprecated, standards-status...)."""
         return [e for e in self._listed.get((system.uri, code), {}).get("extension", []) if isinstance(e, dict)]
 
+    def concept_designations(self, system: SystemRange, code: str) -> list[dict[str, Any]]:
+        """The designations the compose gives a code it lists."""
+        return [d for d in self._listed.get((system.uri, code), {}).get("designation", []) if isinstance(d, dict)]
+
     def deprecated(self, system: SystemRange, code: str) -> bool:
         """Whether the value set marks the code it lists as deprecated."""
         return any(
