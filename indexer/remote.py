@@ -32,7 +32,7 @@ class RemoteIndex(Protocol):
 class Searchable(Protocol[Q, R]):
     backend: str
 
-    def search(self, query: Q, k: int, id_range: tuple[int, int] | None = None) -> R: ...
+    def search(self, query: Q, k: int, id_range: tuple[int, int] | None = None, **options: Any) -> R: ...
 
 
 class WithFallback(Generic[Q, R]):
@@ -40,7 +40,8 @@ class WithFallback(Generic[Q, R]):
 
     After a failure the primary is left alone for ``recheck_seconds``, so that each request
     does not wait for a connection timeout first. Works for both roles: lexical (text queries)
-    and vector (query vectors) share the ``search(query, k, id_range)`` shape.
+    and vector (query vectors) share the ``search(query, k, id_range)`` shape; a role's own
+    options (the vectors' ``allowed``) pass through to both.
     """
 
     def __init__(self, primary: Searchable[Q, R], fallback: Searchable[Q, R], recheck_seconds: float = 5.0) -> None:
@@ -50,10 +51,10 @@ class WithFallback(Generic[Q, R]):
         self._recheck_seconds = recheck_seconds
         self._down_until = 0.0
 
-    def search(self, query: Q, k: int, id_range: tuple[int, int] | None = None) -> R:
+    def search(self, query: Q, k: int, id_range: tuple[int, int] | None = None, **options: Any) -> R:
         if time.monotonic() >= self._down_until:
             try:
-                result = self.primary.search(query, k, id_range)
+                result = self.primary.search(query, k, id_range, **options)
             except BackendUnavailable as exc:
                 if not self._down_until:
                     log.warning("%s; answering from the embedded %s index", exc, self.fallback.backend)
@@ -63,7 +64,7 @@ class WithFallback(Generic[Q, R]):
                     log.warning("%s answers again", self.primary.backend)
                 self._down_until = 0.0
                 return result
-        return self.fallback.search(query, k, id_range)
+        return self.fallback.search(query, k, id_range, **options)
 
 
 def backend_status(index: Any) -> dict[str, Any]:

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -47,6 +47,8 @@ from app.search.scope import Scope
 from app.search.vocabulary import Vocabulary
 
 LabelSearch = Callable[[int, tuple[int, int]], tuple[np.ndarray, np.ndarray]]
+# The most labels a vector search is given to keep to (Elasticsearch's default terms limit).
+MAX_FILTER_LABELS = 65_536
 """(how many labels, id range) -> (scores, label ids), best first."""
 
 _WORD_SPLIT = re.compile(r"(\W+)")
@@ -319,13 +321,15 @@ class SearchService:
         excluded = scope.exclude_labels
         left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
         code_rows = [r for r in bundle.rows_by_code(asked[0].text) if mask[r]]
+        allowed = self._subtree_labels(mask) if scope.subtree is not None else None
         bm25: dict[int, Hit] = {}
         candidates: dict[int, None] = dict.fromkeys(code_rows)
         for query in asked:
             found: list[dict[int, Hit]] = []
             if mode is not Mode.LEXICAL and query.vector is not None:
                 vector = query.vector
-                found.append(self._channel(lambda n, r, v=vector: bundle.vectors.search(v, n, r), ranges, depth, mask, left_out))
+                search = partial(bundle.vectors.search, query.vector, allowed=allowed)  # (k, range) -> hits
+                found.append(self._channel(search, ranges, depth, mask, left_out))
             if mode is not Mode.DENSE:
                 lexical = self._channel(lambda n, r, q=query.text: _pairs(bundle.lexical.search(q, n, r)), ranges, depth, mask, left_out)
                 if not query.corrected:
@@ -370,6 +374,13 @@ class SearchService:
             )
             for i in order
         ], int(keep.sum())
+
+    def _subtree_labels(self, mask: np.ndarray) -> np.ndarray | None:
+        """The labels of a subtree's admitted concepts, for the vector index to search among
+        (sorted); None when there are more than an index takes as a filter (then the search
+        runs over the subtree's label span and what lies outside is passed over)."""
+        labels, _ = self.bundle.labels_of(np.flatnonzero(mask))
+        return labels if len(labels) <= MAX_FILTER_LABELS else None
 
     def _channel(
         self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, mask: np.ndarray, left_out: np.ndarray | None

@@ -15,8 +15,12 @@ class VectorIndex(Protocol):
 
     def __len__(self) -> int: ...
 
-    def search(self, query: np.ndarray, k: int, id_range: IdRange | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """For one query vector, ``(scores, ids)`` of up to ``k`` labels, best first."""
+    def search(
+        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """For one query vector, ``(scores, ids)`` of up to ``k`` labels, best first; only labels
+        inside ``id_range`` and, when given, among ``allowed`` (sorted label ids: a subtree's
+        labels), which the index filters while it searches."""
         ...
 
     def save(self, directory: Path) -> dict[str, Any]:

@@ -39,15 +39,21 @@ def mappings(dimension: int, settings: VectorSettings) -> dict[str, Any]:
     return {"dynamic": "strict", "properties": {"label_id": {"type": "integer"}, "vector": vector}}
 
 
-def knn_body(query: np.ndarray, k: int, candidates: int, id_range: IdRange | None = None) -> dict[str, Any]:
+def knn_body(
+    query: np.ndarray, k: int, candidates: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None
+) -> dict[str, Any]:
+    """The kNN request; a range and given labels are filters the cluster applies while it searches."""
     knn: dict[str, Any] = {
         "field": "vector",
         "query_vector": np.asarray(query, dtype=np.float32).reshape(-1).tolist(),
         "k": k,
         "num_candidates": candidates,
     }
-    if id_range is not None:
-        knn["filter"] = {"range": {"label_id": {"gte": id_range[0], "lt": id_range[1]}}}
+    filters = [{"range": {"label_id": {"gte": id_range[0], "lt": id_range[1]}}}] if id_range is not None else []
+    if allowed is not None:
+        filters.append({"terms": {"label_id": allowed.tolist()}})
+    if filters:
+        knn["filter"] = filters[0] if len(filters) == 1 else {"bool": {"filter": filters}}
     return {"knn": knn, "size": k, "_source": False}
 
 
@@ -63,12 +69,14 @@ class ElasticVectorIndex(ElasticIndex):
     def __len__(self) -> int:
         return self._entry["count"]
 
-    def search(self, query: np.ndarray, k: int, id_range: IdRange | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         k = min(k, MAX_WINDOW)
         if k <= 0 or not len(self):
             return np.empty(0, np.float32), np.empty(0, np.int64)
         candidates = k if self._exact else min(max(k, self._ef_search), MAX_WINDOW)
-        hits = self._search(knn_body(query, k, candidates, id_range))
+        hits = self._search(knn_body(query, k, candidates, id_range, allowed))
         scores = np.asarray([2.0 * hit["_score"] - 1.0 for hit in hits], dtype=np.float32)
         return scores, np.asarray([int(hit["_id"]) for hit in hits], dtype=np.int64)
 

@@ -1,4 +1,6 @@
-"""FAISS inner-product search: exact (IndexFlatIP) by default, HNSW as an option."""
+"""FAISS inner-product search: exact (IndexFlatIP) or HNSW. A search keeps to a label range
+(``IDSelectorRange``) or to given labels (``IDSelectorBatch``; a few are scored exactly) while it
+runs, so a subtree is never searched by scanning everything and filtering after."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 
 from indexer.settings import VectorSettings
 from indexer.vector.base import IdRange
+from indexer.vector.numpy_flat import top_k
 
 FILE = "vectors.faiss"
 
@@ -48,12 +51,23 @@ class FaissIndex:
     def __len__(self) -> int:
         return self._index.ntotal
 
-    def search(self, query: np.ndarray, k: int, id_range: IdRange | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         if k <= 0 or self._index.ntotal == 0:
             return np.empty(0, np.float32), np.empty(0, np.int64)
+        if allowed is not None:
+            start, stop = id_range or (0, self._index.ntotal)
+            allowed = np.ascontiguousarray(allowed[(allowed >= start) & (allowed < stop)], dtype=np.int64)
+            if self._hnsw and len(allowed) <= self._exact_below:  # few: scored exactly, one product
+                return top_k(self.matrix, allowed, query, k)
         query = np.asarray(query, dtype=np.float32).reshape(1, -1)
-        selector = faiss.IDSelectorRange(*id_range) if id_range else None
-        size = (id_range[1] - id_range[0]) if id_range else self._index.ntotal
+        if allowed is not None:  # the search itself keeps to them
+            selector = faiss.IDSelectorBatch(allowed)
+            size = len(allowed)
+        else:
+            selector = faiss.IDSelectorRange(*id_range) if id_range else None
+            size = (id_range[1] - id_range[0]) if id_range else self._index.ntotal
         if not self._hnsw:
             return self._run(self._index, query, k, faiss.SearchParameters(sel=selector))
         # HNSW misses results when a filter keeps few vectors: search those exactly instead.

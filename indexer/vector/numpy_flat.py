@@ -31,16 +31,28 @@ class NumpyFlatIndex:
     def __len__(self) -> int:
         return len(self._vectors)
 
-    def search(self, query: np.ndarray, k: int, id_range: IdRange | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         start, stop = id_range or (0, len(self._vectors))
-        scores = self._vectors[start:stop] @ np.asarray(query, dtype=np.float32).reshape(-1)
-        k = min(k, len(scores))
-        if k <= 0:
-            return np.empty(0, np.float32), np.empty(0, np.int64)
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return scores[top].astype(np.float32), top.astype(np.int64) + start
+        ids = np.arange(start, stop) if allowed is None else allowed[(allowed >= start) & (allowed < stop)]
+        return top_k(self._vectors, ids, query, k)
 
     def save(self, directory: Path) -> dict[str, Any]:
         np.save(directory / FILE, self._vectors)
         return {}
+
+
+def top_k(vectors: np.ndarray, ids: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best of the rows ``ids`` (ascending) of ``vectors`` for ``query``, best first
+    (ties in id order), by one matrix product."""
+    if len(ids) and ids[-1] - ids[0] + 1 == len(ids):  # a contiguous range: a view, not a copy
+        scores = vectors[ids[0] : ids[-1] + 1] @ np.asarray(query, dtype=np.float32).reshape(-1)
+    else:
+        scores = vectors[ids] @ np.asarray(query, dtype=np.float32).reshape(-1)
+    k = min(k, len(scores))
+    if k <= 0:
+        return np.empty(0, np.float32), np.empty(0, np.int64)
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return scores[top].astype(np.float32), ids[top].astype(np.int64)

@@ -162,6 +162,11 @@ def test_vector_mapping_bulk_lines_and_knn_query(fake_es: FakeElasticsearch, rem
     np.testing.assert_allclose(scores, [0.8, 0.0], atol=1e-6)  # (1 + cos) / 2 back to cosines
     assert ids.tolist() == [1, 2]
 
+    index.search(np.asarray([0.0, 1.0], dtype=np.float32), 2, (1, 3), allowed=np.asarray([2], dtype=np.int64))
+    assert fake_es.requests[-1].body["knn"]["filter"] == {  # a subtree's labels: filtered while searching
+        "bool": {"filter": [{"range": {"label_id": {"gte": 1, "lt": 3}}}, {"terms": {"label_id": [2]}}]}
+    }
+
 
 def test_flat_vectors_are_searched_exactly_and_keep_an_embedded_copy(fake_es, remote, tmp_path: Path) -> None:
     vectors = np.eye(3, dtype=np.float32)

@@ -1,4 +1,5 @@
-"""One contract, every vector backend: exact answers match brute force, ranges filter, files round-trip."""
+"""One contract, every vector backend: exact answers match brute force, ranges and given labels
+filter while searching, files round-trip."""
 
 from __future__ import annotations
 
@@ -71,6 +72,22 @@ def test_id_range_restricts_results(build, vectors: np.ndarray) -> None:
     assert all(1000 <= i < 1500 for i in ids)
     assert list(ids) == list(_brute_force(vectors, vectors[5], 20, 1000, 1500)[1])
     assert 5 not in ids
+
+
+@pytest.mark.parametrize("step", [7, 2])  # 285 labels (scored exactly by HNSW) and 1000 (searched in the graph)
+def test_allowed_labels_restrict_results_while_searching(build, vectors: np.ndarray, step: int) -> None:
+    """A subtree's labels are passed to the search: its answers are the best of them, as brute
+    force over them alone finds, never another label."""
+    index = build(vectors)
+    allowed = np.arange(3, 2000, step, dtype=np.int64)
+    for row in (3, 500, 1234):
+        scores, ids = index.search(vectors[row], 10, None, allowed=allowed)
+        exact = vectors[allowed] @ vectors[row]
+        order = np.argsort(-exact, kind="stable")[:10]
+        assert list(ids) == list(allowed[order])
+        np.testing.assert_allclose(scores, exact[order], atol=1e-5)
+    _, ids = index.search(vectors[3], 50, (1000, 1100), allowed=allowed)
+    assert sorted(ids) == [i for i in allowed.tolist() if 1000 <= i < 1100]
 
 
 def test_k_larger_than_range_returns_whole_range(build, vectors: np.ndarray) -> None:
