@@ -111,7 +111,8 @@ def capability_statement(base_url: str | None) -> dict[str, Any]:
 def versions() -> dict[str, Any]:
     """``$versions``: the FHIR versions served (R4 only)."""
     release = FHIR_VERSION.rsplit(".", 1)[0]
-    return {"resourceType": "Parameters", "parameter": [{"name": "version", "valueCode": release}, {"name": "default", "valueCode": release}]}
+    parameters = [{"name": "version", "valueCode": release}, {"name": "default", "valueCode": release}]
+    return {"resourceType": "Parameters", "parameter": parameters}
 
 
 def terminology_capabilities(systems: Iterable[SystemRange], base_url: str | None) -> dict[str, Any]:

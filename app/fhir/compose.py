@@ -173,7 +173,8 @@ def _filter(
         if op == "regex":
             pattern = _regex(value, at)
             return frozenset(row for row in every if pattern.fullmatch(bundle.concepts[row].code))
-        raise InvalidValueSet(f"{at}.op: {op!r} on {prop} is not supported (is-a, descendent-of, is-not-a, child-of, =, in, not-in, regex)", f"{at}.op")
+        supported = "is-a, descendent-of, is-not-a, child-of, =, in, not-in, regex"
+        raise InvalidValueSet(f"{at}.op: {op!r} on {prop} is not supported ({supported})", f"{at}.op")
     rows = np.arange(every.start, every.stop)
     if prop == "notSelectable" and op in ("=", "in", "not-in"):  # FHIR's property: chapters and blocks
         given = (value.split(",") if op != "=" else [value])

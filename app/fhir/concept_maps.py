@@ -52,5 +52,6 @@ def _group_matches(group: Any, coding: Coding, target: str | None, reverse: bool
             if code == coding.code and other:
                 concept = {"system": group.get(there), "code": other}
                 display = element.get("display") if reverse else mapped.get("display")
-                found.append({"equivalence": mapped.get("equivalence", "relatedto"), "concept": concept | ({"display": display} if display else {})})
+                concept |= {"display": display} if display else {}
+                found.append({"equivalence": mapped.get("equivalence", "relatedto"), "concept": concept})
     return found

@@ -6,10 +6,11 @@ A filtered expansion lists at most ``fhir.filter_depth`` concepts, those with a 
 least ``min_confidence`` (default ``search.confidence_threshold``), and ``total`` counts them, so
 a filter that means nothing ("xxxqqq") expands to nothing; ``offset`` and ``count`` page through
 that one ranking (only the rows up to the page are built: the candidates, hence ``total`` and
-the order, are the same for every page within ``search.fusion_depth``). An unfiltered one lists codes in catalog order. ICD-10-CM chapters and blocks
-are never listed by a filter; an unfiltered expansion lists them as ``abstract`` (not selectable),
-unless ``excludeNotForUI=true`` or ``abstract=false`` leaves them out. Each code carries its
-system and version; filtered ones also the label that matched, its score and confidence
+the order, are the same for every page within ``search.fusion_depth``). An unfiltered one lists
+codes in catalog order. ICD-10-CM chapters and blocks are never listed by a filter; an
+unfiltered expansion lists them as ``abstract`` (not selectable), unless ``excludeNotForUI=true``
+or ``abstract=false`` leaves them out. Each code carries its system (its version is the
+expansion's ``used-codesystem``); filtered ones also the label that matched, its score and confidence
 (extensions ``MATCHED_TERM``, ``SCORE``, ``CONFIDENCE``). ``property`` lists the named properties
 of each code (``*``: all) as R4 carries R5's ``expansion.property`` and ``contains.property``: the
 cross-version extensions HL7's test suite reads. ``includeDefinition=true`` returns the value set's
@@ -132,7 +133,10 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         "total": total,
         "parameter": [{"name": name, ECHOED[name]: value} for name, value in used.items()]
         + [echo for s in value_set.systems for echo in value_set.versions.echoed(s.uri, value_set.stated_version(s))]
-        + [{"name": "default-valueset-version", "valueUri": f"{u}|{v}"} for u, v in canonicals(params, "default-valueset-version").items()]
+        + [
+            {"name": "default-valueset-version", "valueUri": f"{url}|{version}"}
+            for url, version in canonicals(params, "default-valueset-version").items()
+        ]
         + [{"name": "used-codesystem", "valueUri": f"{s.uri}|{s.version}"} for s in value_set.systems]
         + [{"name": "used-valueset", "valueUri": canonical} for canonical in dict.fromkeys(value_set.used_value_sets)]
         + [{"name": f"warning-{status}", "valueUri": canonical} for status, canonical in value_set.statuses]
@@ -141,7 +145,9 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     if params.value("offset") is not None or count is not None:  # a page: where it starts
         expansion["offset"] = offset
     declared = {code: CONCEPT_PROPERTIES + code for code in wanted} | {
-        code: CONCEPT_PROPERTIES + name for code, name, _ in LISTED_PROPERTIES.values() if any(_has_property(e, code) for e in contains)
+        code: CONCEPT_PROPERTIES + name
+        for code, name, _ in LISTED_PROPERTIES.values()
+        if any(_has_property(entry, code) for entry in contains)
     }
     if contains and declared:
         expansion["extension"] = [
@@ -220,7 +226,10 @@ def _properties(context: FhirContext, concept: CatalogConcept, wanted: frozenset
         values.append(("kind", {"valueCode": concept.kind}))
     if "billable" in wanted and concept.billable is not None:
         values.append(("billable", {"valueBoolean": concept.billable}))
-    return [_cross_version("contains.property", {"url": "code", "valueCode": code}, {"url": "value", **value}) for code, value in values]
+    return [
+        _cross_version("contains.property", {"url": "code", "valueCode": code}, {"url": "value", **value})
+        for code, value in values
+    ]
 
 
 def _given(params: OperationParams, name: str) -> Any:

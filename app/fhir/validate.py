@@ -101,13 +101,15 @@ def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict
         sources = requested(context, params, value_set.resource)  # an unknown supplement is refused
     except UnknownSystem as error:  # the value set draws on a system not loaded: the code cannot be validated
         named = _named_value_set(params)
-        return _answer([_over_unknown_system(context, given, error.uri, named) for given in givens], params, _rules(params, None, None))
+        checks = [_over_unknown_system(context, given, error.uri, named) for given in givens]
+        return _answer(checks, params, _rules(params, None, None))
     except UnresolvedImport as error:  # the code cannot be validated: an answer, not an error
         found = issue(error.detail, "not-found", "not-found")
         out = [{"name": "result", "valueBoolean": False}, {"name": "message", "valueString": error.detail}]
         concept_given = _codeable_concept(params, [given.coding for given in givens])
         out += [{"name": "codeableConcept", "valueCodeableConcept": concept_given}] if concept_given else []
-        return {"resourceType": "Parameters", "parameter": out + [{"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": [found]}}]}
+        out.append({"name": "issues", "resource": {"resourceType": "OperationOutcome", "issue": [found]}})
+        return {"resourceType": "Parameters", "parameter": out}
     inferred = value_set.systems[0].uri if params.boolean("inferSystem") and len(value_set.systems) == 1 else None
     rules = _rules(params, value_set, inferred, inferred=True, sources=sources)
     checks = [_check(context, given, rules) for given in givens]
@@ -121,7 +123,8 @@ def _rules(
     abstract = params.boolean("abstract")
     return _Rules(
         value_set, default_system, inferred and default_system is not None, bool(params.boolean("lenient-display-validation")),
-        bool(params.boolean("valueset-membership-only")), params.language("displayLanguage"), sources, bool(params.boolean("activeOnly")), abstract is not False,
+        bool(params.boolean("valueset-membership-only")), params.language("displayLanguage"), sources,
+        bool(params.boolean("activeOnly")), abstract is not False,
     )
 
 
@@ -149,7 +152,8 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         check.issues.append(issue(text, "invalid", "invalid-data", "warning", given.whole))
     system = context.system_or_none(uri)
     if value_set is not None and (system is None or system not in value_set.systems):
-        check.error(f"{uri or ''}#{coding.code} is not in the value set {value_set.canonical}", "code-invalid", "not-in-vs", given.at("code"))
+        text = f"{uri or ''}#{coding.code} is not in the value set {value_set.canonical}"
+        check.error(text, "code-invalid", "not-in-vs", given.at("code"))
     if uri and system is None and uri.startswith(SUPPLEMENT_PREFIX):
         text = f"{uri} is a supplement, not a code system: a coding's system names a code system"
         check.error(text, "invalid", "invalid-data", given.at("system"))
@@ -171,7 +175,8 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         check.caused_by_unknown_system = value_set is None
     if system is not None and value_set is not None and system not in value_set.systems:
         if context.bundle.concept_index(system.key, coding.code) is None:  # and not a code at all
-            check.error(f"unknown code {coding.code!r} in {system.uri} version {system.version}", "code-invalid", "invalid-code", given.at("code"))
+            text = f"unknown code {coding.code!r} in {system.uri} version {system.version}"
+            check.error(text, "code-invalid", "invalid-code", given.at("code"))
         return check
     if system is None or not check.valid:
         return check
@@ -227,7 +232,8 @@ def _display(context: FhirContext, check: _Check, system: SystemRange, concept: 
     detail = context.detail(system, concept.code)
     valid = displays(detail.concept) if detail is not None else {concept.display.casefold()}
     if detail is not None and rules.sources:  # a requested supplement's designations are displays too
-        valid |= {d.text.casefold() for d in all_designations(detail.concept, context.bundle, system.key, rules.sources) if d.active}
+        lent = all_designations(detail.concept, context.bundle, system.key, rules.sources)
+        valid |= {d.text.casefold() for d in lent if d.active}
     display = given.coding.display or ""
     retired = {d.text.casefold() for d in detail.concept.designations if not d.active} if detail is not None else set()
     if display.casefold() not in valid and display.casefold() in retired:
@@ -235,7 +241,8 @@ def _display(context: FhirContext, check: _Check, system: SystemRange, concept: 
         check.notes.append(issue(text, "invalid", "display-comment", "warning", given.at("display")))
     elif display.casefold() not in valid:
         text = f"wrong display {display!r} for {ref}: it is {concept.display!r}"
-        check.issues.append(issue(text, "invalid", "invalid-display", "warning" if rules.lenient_display else "error", given.at("display")))
+        severity = "warning" if rules.lenient_display else "error"
+        check.issues.append(issue(text, "invalid", "invalid-display", severity, given.at("display")))
     elif rules.language and detail is not None and not has_language(detail.concept, rules.language):
         text = f"{ref} has no display in {rules.language}; {display!r} is a valid display in its own language"
         check.issues.append(issue(text, "invalid", "invalid-display", "information", given.at("display")))
@@ -246,7 +253,9 @@ def _named_value_set(params: OperationParams) -> str:
     [inline] = params.resources("valueSet", "ValueSet") or [params.value("url")]
     url = inline.get("url") if isinstance(inline, dict) else inline
     given = next((r for r in params.resources("tx-resource", "ValueSet") if r.get("url") == url), {})
-    version = (inline.get("version") if isinstance(inline, dict) else None) or params.text("valueSetVersion") or given.get("version")
+    version = (
+        (inline.get("version") if isinstance(inline, dict) else None) or params.text("valueSetVersion") or given.get("version")
+    )
     return f"{url}|{version}" if url and version else str(url or "the value set")
 
 
@@ -258,7 +267,8 @@ def _over_unknown_system(context: FhirContext, given: _Given, uri: str, value_se
         text = f"{coding.system or ''}#{coding.code} is not in the value set {value_set}, whose system {uri} is not loaded"
         check.error(text, "code-invalid", "not-in-vs", given.at("code"))
     if coding.system and context.system_or_none(coding.system) is None:
-        check.error(f"code system {coding.system!r} is not loaded, so the code cannot be validated", "not-found", "not-found", given.at("system"))
+        text = f"code system {coding.system!r} is not loaded, so the code cannot be validated"
+        check.error(text, "not-found", "not-found", given.at("system"))
         check.unknown_system, check.caused_by_unknown_system = coding.system, coding.system == uri
     return check
 
@@ -269,7 +279,10 @@ def _version_not_loaded(check: _Check, system: SystemRange, value_set: ValueSetR
     given, stated = check.given, check.given.coding.version
     used = value_set.system_version(system) if value_set is not None else None
     if used is not None and used != system.version:
-        text = f"the value set {value_set.canonical} uses {system.uri} version {used!r}, which is not loaded (loaded: {system.version})"
+        text = (
+            f"the value set {value_set.canonical} uses {system.uri} version {used!r}, which is not loaded "
+            f"(loaded: {system.version})"
+        )
         check.error(text, "not-found", "not-found", given.at("system"))
         if stated and stated != used:
             text = f"the coding's version {stated!r} of {system.uri} is not the version {used!r} the value set uses"
@@ -278,10 +291,14 @@ def _version_not_loaded(check: _Check, system: SystemRange, value_set: ValueSetR
         check.value_set_version_missing = True
         return True
     if stated and stated != system.version:
-        check.error(f"version {stated!r} of {system.uri} is not loaded; loaded: {system.version}", "not-found", "not-found", given.at("system"))
+        text = f"version {stated!r} of {system.uri} is not loaded; loaded: {system.version}"
+        check.error(text, "not-found", "not-found", given.at("system"))
         if value_set is not None:  # an error where the value set states (or is given) its version
             expected = value_set.versions.expected(system.uri, value_set.stated_version(system))
-            text = f"the coding's version {stated!r} of {system.uri} is not the version {expected or system.version!r} the value set {value_set.canonical} uses"
+            text = (
+                f"the coding's version {stated!r} of {system.uri} is not the version {expected or system.version!r} "
+                f"the value set {value_set.canonical} uses"
+            )
             check.issues.append(issue(text, "invalid", "vs-invalid", "error" if expected else "warning", given.at("version")))
         check.unknown_system = f"{system.uri}|{stated}"
         return True
@@ -328,7 +345,8 @@ def _as_information(found: dict[str, Any]) -> dict[str, Any]:
     """A coding's not-in-vs error, within a CodeableConcept: information that this code is not."""
     if found["details"].get("coding", [{}])[0].get("code") != "not-in-vs":
         return found
-    return found | {"severity": "information", "details": found["details"] | {"coding": [{"system": TX_ISSUE_TYPE, "code": "this-code-not-in-vs"}]}}
+    coding = [{"system": TX_ISSUE_TYPE, "code": "this-code-not-in-vs"}]
+    return found | {"severity": "information", "details": found["details"] | {"coding": coding}}
 
 
 def _codeable_concept(params: OperationParams, codings: list[Coding]) -> dict[str, Any] | None:

@@ -101,7 +101,10 @@ class ValueSetRef:
         found = {}
         for extension in (self.resource or {}).get("compose", {}).get("extension", []):
             if isinstance(extension, dict) and extension.get("url") == EXPANSION_PARAMETER:
-                parts = {p.get("url"): next((v for k, v in p.items() if k.startswith("value")), None) for p in extension.get("extension", [])}
+                parts = {
+                    p.get("url"): next((v for k, v in p.items() if k.startswith("value")), None)
+                    for p in extension.get("extension", [])
+                }
                 if isinstance(parts.get("name"), str) and isinstance(parts.get("value"), str):
                     found[parts["name"]] = parts["value"]
         return found
@@ -232,7 +235,11 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
     used: list[str] = []
     statuses: list[tuple[str, str]] = []
 
-    contained = {f"#{r.get('id')}": r for r in resource.get("contained") or [] if isinstance(r, dict) and r.get("resourceType") == "ValueSet"}
+    contained = {
+        f"#{r.get('id')}": r
+        for r in resource.get("contained") or []
+        if isinstance(r, dict) and r.get("resourceType") == "ValueSet"
+    }
 
     def imported(canonical: str, where: str) -> tuple[tuple[SystemRange, ...], frozenset[int]]:
         try:
