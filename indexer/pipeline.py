@@ -51,6 +51,7 @@ from indexer.remote import BackendUnavailable
 from indexer.settings import Settings
 from indexer.store import StoreReader, SystemVersion
 from indexer.vector import build_vector_index
+from indexer.vector.recall import recall_at_k
 from indexer.errors import IndexerError
 
 if TYPE_CHECKING:
@@ -118,6 +119,8 @@ def build_bundle(
         with timer("vector_index"):
             index = build_vector_index(vectors, settings.vector, remote)
             vector_entry = index.save(staging)
+            if settings.vector.backend != "elasticsearch":  # embedded: its answers against the exact scan's
+                vector_entry["recall_at_10"] = recall_at_k(index, vectors)
         with timer("lexical_index"):
             rows = (Label(i, text, *concepts[concept][:2]) for i, (concept, text, *_) in enumerate(labels))
             lexical_entry = lexical_builder(settings.lexical, remote).build(staging / "lexical", rows)

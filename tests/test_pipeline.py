@@ -27,6 +27,7 @@ def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
     assert manifest["encoder"]["id"] == "fake-hash-32"
     assert manifest["dimension"] == 32
     assert manifest["vector"]["backend"] == "faiss-hnsw"
+    assert manifest["vector"]["recall_at_10"] == 1.0  # measured at build against the exact scan (29 labels: exact)
     assert manifest["lexical"]["backend"] == "tantivy"
     assert manifest["counts"] == {"concepts": 13, "labels": 29}
     stages = {"catalog", "knowledge", "embed", "vector_index", "lexical_index", "chargram_index"}

@@ -1,0 +1,37 @@
+"""Recall@k against brute force, as a build measures it for the manifest."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from indexer.settings import VectorSettings
+from indexer.vector import build_vector_index
+from indexer.vector.recall import recall_at_k
+
+
+def _unit(rows: int, dimension: int = 16) -> np.ndarray:
+    matrix = np.random.default_rng(3).normal(size=(rows, dimension)).astype(np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def test_an_exact_index_has_full_recall() -> None:
+    vectors = _unit(500)
+    assert recall_at_k(build_vector_index(vectors, VectorSettings(backend="numpy")), vectors) == 1.0
+
+
+def test_an_index_that_misses_answers_shows_it() -> None:
+    """An index that answers from half of the vectors only finds what lies in that half."""
+    vectors = _unit(400)
+    exact = build_vector_index(vectors, VectorSettings(backend="numpy"))
+
+    class HalfBlind:
+        backend = "half"
+
+        def __len__(self) -> int:
+            return len(vectors)
+
+        def search(self, query, k, id_range=None, allowed=None):  # noqa: ANN001, ANN202
+            return exact.search(query, k, (0, 200))
+
+    recall = recall_at_k(HalfBlind(), vectors, sample=400)
+    assert 0.3 < recall < 0.7
