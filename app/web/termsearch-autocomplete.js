@@ -76,6 +76,17 @@ function appendHighlighted(parent, text, typed) {
   parent.append(text.slice(done));
 }
 
+/** The expansion's codes, each with the version of its code system: the code's own, else the
+ * one the expansion names in its `used-codesystem` parameter (`system|version`). */
+function withVersions(expansion) {
+  const used = new Map(
+    (expansion?.parameter || [])
+      .filter((p) => p.name === "used-codesystem" && typeof p.valueUri === "string")
+      .map((p) => p.valueUri.split("|"))
+  );
+  return (expansion?.contains || []).map((item) => ({ ...item, version: item.version ?? used.get(item.system) }));
+}
+
 function element(tag, className) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -163,7 +174,7 @@ export class TermsearchAutocomplete extends HTMLElement {
       const response = await fetch(`${endpoint}/ValueSet/$expand?${params}`, { headers, signal: request.signal });
       const body = await response.json();
       if (!response.ok) throw new Error(body.issue?.[0]?.details?.text || response.statusText);
-      this.#show(body.expansion?.contains || [], text);
+      this.#show(withVersions(body.expansion), text);
     } catch (error) {
       if (error.name === "AbortError") return;
       this.#show([], text);
