@@ -105,6 +105,7 @@ class UnknownSystem(NotFound):
     def __init__(self, detail: str, uri: str) -> None:
         super().__init__(detail)
         self.uri = uri
+        self.value_set: str | None = None  # url|version of the value set that draws on it, if one does
 
 
 class UnresolvedImport(NotFound):

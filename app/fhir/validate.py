@@ -82,6 +82,10 @@ class _Check:
     def error(self, text: str, code: str, tx_code: str, expression: str) -> None:
         self.issues.append(issue(text, code, tx_code, "error", expression))
 
+    def unknown_code(self, system: SystemRange) -> None:
+        text = f"unknown code {self.given.coding.code!r} in {system.uri} version {system.version}"
+        self.error(text, "code-invalid", "invalid-code", self.given.at("code"))
+
 
 def validate_in_code_system(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     sources = requested(context, params)  # an unknown supplement is refused
@@ -100,7 +104,7 @@ def validate_in_value_set(context: FhirContext, params: OperationParams) -> dict
         value_set = operation_value_set(context, params)
         sources = requested(context, params, value_set.resource)  # an unknown supplement is refused
     except UnknownSystem as error:  # the value set draws on a system not loaded: the code cannot be validated
-        named = _named_value_set(params)
+        named = error.value_set or "the value set"
         checks = [_over_unknown_system(context, given, error.uri, named) for given in givens]
         return _answer(checks, params, _rules(params, None, None))
     except UnresolvedImport as error:  # the code cannot be validated: an answer, not an error
@@ -175,8 +179,7 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         check.caused_by_unknown_system = value_set is None
     if system is not None and value_set is not None and system not in value_set.systems:
         if context.bundle.concept_index(system.key, coding.code) is None:  # and not a code at all
-            text = f"unknown code {coding.code!r} in {system.uri} version {system.version}"
-            check.error(text, "code-invalid", "invalid-code", given.at("code"))
+            check.unknown_code(system)
         return check
     if system is None or not check.valid:
         return check
@@ -195,8 +198,7 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         return check
     if row is None:
         if not (rules.membership_only and value_set is not None):
-            text = f"unknown code {coding.code!r} in {system.uri} version {system.version}"
-            check.error(text, "code-invalid", "invalid-code", given.at("code"))
+            check.unknown_code(system)
         return check
     concept = check.concept = context.concept(row)
     ref = f"{system.uri}#{concept.code}"
@@ -246,17 +248,6 @@ def _display(context: FhirContext, check: _Check, system: SystemRange, concept: 
     elif rules.language and detail is not None and not has_language(detail.concept, rules.language):
         text = f"{ref} has no display in {rules.language}; {display!r} is a valid display in its own language"
         check.issues.append(issue(text, "invalid", "invalid-display", "information", given.at("display")))
-
-
-def _named_value_set(params: OperationParams) -> str:
-    """url|version of the value set the request names (for messages), as far as it says."""
-    [inline] = params.resources("valueSet", "ValueSet") or [params.value("url")]
-    url = inline.get("url") if isinstance(inline, dict) else inline
-    given = next((r for r in params.resources("tx-resource", "ValueSet") if r.get("url") == url), {})
-    version = (
-        (inline.get("version") if isinstance(inline, dict) else None) or params.text("valueSetVersion") or given.get("version")
-    )
-    return f"{url}|{version}" if url and version else str(url or "the value set")
 
 
 def _over_unknown_system(context: FhirContext, given: _Given, uri: str, value_set: str) -> _Check:

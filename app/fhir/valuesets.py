@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import unquote
 
-from app.errors import CircularValueSet, InvalidParameter, NotFound, UnresolvedImport
+from app.errors import CircularValueSet, InvalidParameter, NotFound, UnknownSystem, UnresolvedImport
 from app.fhir.compose import compose_rows
 from app.fhir.context import FhirContext, Subtree
 from app.fhir.params import OperationParams
@@ -53,7 +53,14 @@ class ValueSetRef:
     stated_versions: Mapping[str, str] = field(default_factory=dict)  # system uri -> the version its compose states
     versions: SystemVersions = SystemVersions()  # the request's version parameters
     used_value_sets: tuple[str, ...] = ()  # url|version of the value sets it imports, at any depth
-    statuses: tuple[tuple[str, str], ...] = ()  # (withdrawn or deprecated, url|version): it or an import, so marked
+    imported_statuses: tuple[tuple[str, str], ...] = ()  # the imports' (withdrawn or deprecated, url|version)
+
+    @property
+    def statuses(self) -> tuple[tuple[str, str], ...]:
+        """(withdrawn or deprecated, url|version) of the value set or an import, where so marked
+        (its standards-status extension)."""
+        own = [(e["valueCode"], self.canonical) for e in (self.resource or {}).get("extension") or [] if _standards_status(e)]
+        return tuple(dict.fromkeys([*own, *self.imported_statuses]))
 
     def stated_version(self, system: SystemRange) -> str | None:
         """The version of ``system`` the value set's compose states."""
@@ -103,7 +110,7 @@ class ValueSetRef:
             if isinstance(extension, dict) and extension.get("url") == EXPANSION_PARAMETER:
                 parts = {
                     p.get("url"): next((v for k, v in p.items() if k.startswith("value")), None)
-                    for p in extension.get("extension", [])
+                    for p in extension.get("extension") or [] if isinstance(p, dict)
                 }
                 if isinstance(parts.get("name"), str) and isinstance(parts.get("value"), str):
                     found[parts["name"]] = parts["value"]
@@ -116,8 +123,7 @@ class ValueSetRef:
 
     @property
     def canonical(self) -> str:
-        """url|version (the url alone where the value set has no version)."""
-        return self.url if self.version is None else f"{self.url}|{self.version}"
+        return canonical_of(self.url, self.version)
 
     def scope(self, include_inactive: bool, exclude: frozenset[int] = frozenset()) -> Scope:
         """The ranking scope of the value set (chapters and blocks left out, as everywhere)."""
@@ -128,13 +134,15 @@ class ValueSetRef:
         """The value set's catalog rows in catalog order (system by system)."""
         if self.subtree is None:
             return context.bundle.rows(self.systems[0].key, include_inactive=not active_only)
-        if not active_only:
-            return list(self.subtree.ordered)
-        active = [context.bundle.rows(s.key, include_inactive=False) for s in self.systems]
-        return [row for row in self.subtree.ordered if any(row in rows for rows in active)]
+        return context.active(self.subtree.ordered) if active_only else list(self.subtree.ordered)
 
     def __contains__(self, row: int) -> bool:
         return self.subtree is None or row in self.subtree.rows
+
+
+def canonical_of(url: str, version: str | None) -> str:
+    """url|version (the url alone where the value set has no version)."""
+    return url if version is None else f"{url}|{version}"
 
 
 def implicit_url(system: SystemRange) -> str:
@@ -255,14 +263,16 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
 
     if "compose" not in resource:
         raise InvalidParameter(f"{at}: a value set without compose is not supported", at)
-    composed = compose_rows(context, resource["compose"], imported, f"{at}.compose", given.versions)
     version = resource.get("version") if isinstance(resource.get("version"), str) else None
+    try:
+        composed = compose_rows(context, resource["compose"], imported, f"{at}.compose", given.versions)
+    except UnknownSystem as error:  # named, as it passes out, by the outermost value set drawing on it
+        error.value_set = canonical_of(url or "the value set", version)
+        raise
     subtree = Subtree(composed.rows, tuple(sorted(composed.rows)))
-    canonical = f"{url}|{version}" if url and version else url or at
-    own = [(e["valueCode"], canonical) for e in resource.get("extension") or [] if _standards_status(e)]
     return ValueSetRef(
         url or f"urn:uuid:{uuid.uuid4()}", composed.systems, subtree, version, resource, composed.versions, given.versions,
-        tuple(used), tuple(dict.fromkeys([*own, *statuses])),
+        tuple(used), tuple(statuses),
     )
 
 
