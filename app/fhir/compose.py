@@ -77,7 +77,7 @@ def compose_rows(
     if inactive is not None and not isinstance(inactive, bool):
         raise InvalidValueSet(f"{at}.inactive: expected true or false", f"{at}.inactive")
     if inactive is False:
-        rows = {row for row in rows if context.concept(row).active}
+        rows = set(context.active(rows))
     return Composition(tuple(systems.values()), frozenset(rows), stated)
 
 

@@ -3,6 +3,7 @@ the settings, and what is derived from them once per bundle (code systems by URI
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -67,6 +68,15 @@ class FhirContext:
         if row is None:
             raise UnknownCode(f"code {code!r} is not in {system.uri} version {system.version}")
         return row
+
+    @cached_property
+    def _active_ranges(self) -> list[range]:
+        return [self.bundle.rows(key, include_inactive=False) for key in self.bundle.systems]
+
+    def active(self, rows: Iterable[int]) -> list[int]:
+        """The active ones of ``rows``, in their order (each system's active concepts come first
+        in the catalog)."""
+        return [row for row in rows if any(row in active for active in self._active_ranges)]
 
     def concept(self, row: int) -> CatalogConcept:
         return self.bundle.concepts[row]
