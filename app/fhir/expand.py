@@ -74,7 +74,6 @@ LISTED_PROPERTIES = {
 }
 
 
-
 def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     limits = context.settings.fhir
     value_set = operation_value_set(context, params)
@@ -85,6 +84,7 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         raise NotFound(f"{value_set.canonical} uses {value_set.missing}, which is not loaded (loaded: {loaded})")
     for system in value_set.systems:
         value_set.versions.checked(system.uri, value_set.system_version(system) or system.version)
+    sources = requested(context, params, value_set.resource)  # an unknown supplement is refused before any work
     text = (params.text("filter") or "").strip()
     count, offset = params.integer("count"), params.integer("offset") or 0
     active_only = bool(params.boolean("activeOnly"))
@@ -121,9 +121,8 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         )
     stop = total if count is None else offset + count
     page = [(row, hits[i] if hits else None) for i, row in enumerate(rows[offset:stop], start=offset)]
-    wanted = concept_properties(params.texts("property"))
-    sources = requested(context, params, value_set.resource)
-    shown = _Shown(include_designations, other_language, wanted, sources)
+    properties = concept_properties(params.texts("property"))
+    shown = _Shown(include_designations, other_language, properties, sources)
     contains = [_entry(context, value_set, row, hit, shown) for row, hit in page]
 
     used = {name: value for name in ECHOED if (value := _given(params, name)) is not None}
@@ -144,7 +143,7 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     }
     if params.value("offset") is not None or count is not None:  # a page: where it starts
         expansion["offset"] = offset
-    declared = {code: CONCEPT_PROPERTIES + code for code in wanted} | {
+    declared = {code: CONCEPT_PROPERTIES + code for code in properties} | {
         code: CONCEPT_PROPERTIES + name
         for code, name, _ in LISTED_PROPERTIES.values()
         if any(_has_property(entry, code) for entry in contains)
@@ -283,8 +282,9 @@ def _entry(
     entry |= {"code": concept.code, "display": concept.display}
     if detail is not None:
         entry["display"] = display_in(detail.concept, shown.language)
+    if detail is not None and shown.designations:
         labels = designations(all_designations(detail.concept, context.bundle, system.key, shown.sources))
         labels += [_own_designation(d) for d in value_set.concept_designations(system, concept.code)]
-        if shown.designations and labels:
+        if labels:
             entry["designation"] = labels
     return entry
