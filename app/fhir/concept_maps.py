@@ -17,12 +17,13 @@ NO_MATCH = frozenset({"unmatched", "disjoint"})
 def translate_by_maps(maps: list[dict[str, Any]], coding: Coding, target: str | None, reverse: bool) -> dict[str, Any]:
     matches = []
     for concept_map in maps:
-        groups = concept_map.get("group")
-        if not isinstance(groups, list):
-            raise InvalidParameter("tx-resource: a ConceptMap needs its groups", "tx-resource")
         canonical = "|".join(str(p) for p in (concept_map.get("url"), concept_map.get("version")) if p)
-        for group in groups:
-            matches += [{**match, "source": canonical} for match in _group_matches(group, coding, target, reverse)]
+        at = f"ConceptMap {canonical or '(no url)'}"
+        if not isinstance(concept_map.get("group"), list):
+            raise InvalidParameter(f"tx-resource: {at} needs its groups", "tx-resource")
+        for number, group in enumerate(_objects(concept_map["group"], f"{at}.group")):
+            found = _group_matches(group, coding, target, reverse, f"{at}.group[{number}]")
+            matches += [{**match, "source": canonical} for match in found]
     out: list[dict[str, Any]] = [
         {"name": "result", "valueBoolean": any(m["equivalence"] not in NO_MATCH for m in matches)},
     ]
@@ -38,20 +39,37 @@ def translate_by_maps(maps: list[dict[str, Any]], coding: Coding, target: str | 
     return {"resourceType": "Parameters", "parameter": out}
 
 
-def _group_matches(group: Any, coding: Coding, target: str | None, reverse: bool) -> list[dict[str, Any]]:
-    if not isinstance(group, dict):
+def _objects(value: Any, at: str) -> list[dict[str, Any]]:
+    """A list of JSON objects (absent: none), else a 400 naming the element."""
+    if value is None:
         return []
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise InvalidParameter(f"tx-resource: {at} must be a list of objects", "tx-resource")
+    return value
+
+
+def _text(value: Any, at: str) -> str | None:
+    """A string element (absent: None), else a 400 naming it."""
+    if value is not None and not isinstance(value, str):
+        raise InvalidParameter(f"tx-resource: {at} must be a string", "tx-resource")
+    return value
+
+
+def _group_matches(group: dict[str, Any], coding: Coding, target: str | None, reverse: bool, at: str) -> list[dict[str, Any]]:
     here, there = ("target", "source") if reverse else ("source", "target")
     if group.get(here) != coding.system or (target is not None and group.get(there) != target):
         return []
     found = []
-    for element in group.get("element") or []:
-        for mapped in element.get("target") or []:
-            source_code, target_code = element.get("code"), mapped.get("code")
-            code, other = (target_code, source_code) if reverse else (source_code, target_code)
-            if code == coding.code and other:
-                concept = {"system": group.get(there), "code": other}
-                display = element.get("display") if reverse else mapped.get("display")
+    for number, element in enumerate(_objects(group.get("element"), f"{at}.element")):
+        source_code = _text(element.get("code"), f"{at}.element[{number}].code")
+        for other, mapped in enumerate(_objects(element.get("target"), f"{at}.element[{number}].target")):
+            where = f"{at}.element[{number}].target[{other}]"
+            target_code = _text(mapped.get("code"), f"{where}.code")
+            code, mapped_code = (target_code, source_code) if reverse else (source_code, target_code)
+            if code == coding.code and mapped_code:
+                concept = {"system": group.get(there), "code": mapped_code}
+                display = _text(element.get("display") if reverse else mapped.get("display"), f"{where}.display")
                 concept |= {"display": display} if display else {}
-                found.append({"equivalence": mapped.get("equivalence", "relatedto"), "concept": concept})
+                equivalence = _text(mapped.get("equivalence"), f"{where}.equivalence") or "relatedto"
+                found.append({"equivalence": equivalence, "concept": concept})
     return found

@@ -183,3 +183,22 @@ def test_terminology_capabilities_list_systems_and_expansion_parameters(client: 
 def test_unknown_metadata_mode_is_an_operation_outcome(client: TestClient) -> None:
     text = "mode: Input should be 'full', 'normative' or 'terminology'"
     outcome(client.get("/fhir/metadata", params={"mode": "everything"}), 400, "invalid", "invalid-data", text)
+
+
+@pytest.mark.parametrize(
+    ("group", "text"),
+    [
+        (None, "tx-resource: ConceptMap http://example.org/cm needs its groups"),
+        ([{"source": TOY.uri, "element": "T:2"}], "tx-resource: ConceptMap http://example.org/cm.group[0].element must be a list of objects"),
+        ([{"source": TOY.uri, "element": [{"code": "T:2", "target": ["R00.0"]}]}],
+         "tx-resource: ConceptMap http://example.org/cm.group[0].element[0].target must be a list of objects"),
+        ([{"source": TOY.uri, "element": [{"code": "T:2", "target": [{"code": 7}]}]}],
+         "tx-resource: ConceptMap http://example.org/cm.group[0].element[0].target[0].code must be a string"),
+    ],
+)
+def test_a_malformed_concept_map_is_refused_naming_the_element(client: TestClient, group: Any, text: str) -> None:
+    concept_map = {"resourceType": "ConceptMap", "url": "http://example.org/cm"} | ({"group": group} if group else {})
+    body = {"resourceType": "Parameters", "parameter": [
+        {"name": "code", "valueCode": "T:2"}, {"name": "system", "valueUri": TOY.uri},
+        {"name": "tx-resource", "resource": concept_map}]}
+    outcome(client.post("/fhir/ConceptMap/$translate", json=body), 400, "invalid", "invalid-data", text)
