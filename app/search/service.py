@@ -47,9 +47,9 @@ from app.search.scope import Scope
 from app.search.vocabulary import Vocabulary
 
 LabelSearch = Callable[[int, tuple[int, int]], tuple[np.ndarray, np.ndarray]]
+"""(how many labels, id range) -> (scores, label ids), best first."""
 # The most labels a vector search is given to keep to (Elasticsearch's default terms limit).
 MAX_FILTER_LABELS = 65_536
-"""(how many labels, id range) -> (scores, label ids), best first."""
 
 _WORD_SPLIT = re.compile(r"(\W+)")
 _ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,5}s?(?: NOS)?")
@@ -321,13 +321,12 @@ class SearchService:
         excluded = scope.exclude_labels
         left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
         code_rows = [r for r in bundle.rows_by_code(asked[0].text) if mask[r]]
-        allowed = self._subtree_labels(mask) if scope.subtree is not None else None
+        allowed = self._subtree_labels(mask) if scope.subtree is not None and mode is not Mode.LEXICAL else None
         bm25: dict[int, Hit] = {}
         candidates: dict[int, None] = dict.fromkeys(code_rows)
         for query in asked:
             found: list[dict[int, Hit]] = []
             if mode is not Mode.LEXICAL and query.vector is not None:
-                vector = query.vector
                 search = partial(bundle.vectors.search, query.vector, allowed=allowed)  # (k, range) -> hits
                 found.append(self._channel(search, ranges, depth, mask, left_out))
             if mode is not Mode.DENSE:
@@ -377,10 +376,13 @@ class SearchService:
 
     def _subtree_labels(self, mask: np.ndarray) -> np.ndarray | None:
         """The labels of a subtree's admitted concepts, for the vector index to search among
-        (sorted); None when there are more than an index takes as a filter (then the search
-        runs over the subtree's label span and what lies outside is passed over)."""
+        (sorted); None when they fill most of their span (the search over the span, which the
+        scope's ranges already narrow to, then passes over the few outside) or are more than
+        an index takes as a filter."""
         labels, _ = self.bundle.labels_of(np.flatnonzero(mask))
-        return labels if len(labels) <= MAX_FILTER_LABELS else None
+        if not len(labels) or len(labels) > MAX_FILTER_LABELS or labels[-1] - labels[0] + 1 <= 2 * len(labels):
+            return None
+        return labels
 
     def _channel(
         self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, mask: np.ndarray, left_out: np.ndarray | None

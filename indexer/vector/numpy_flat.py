@@ -46,10 +46,11 @@ class NumpyFlatIndex:
 def top_k(vectors: np.ndarray, ids: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` best of the rows ``ids`` (ascending) of ``vectors`` for ``query``, best first
     (ties in id order), by one matrix product."""
-    if len(ids) and ids[-1] - ids[0] + 1 == len(ids):  # a contiguous range: a view, not a copy
-        scores = vectors[ids[0] : ids[-1] + 1] @ np.asarray(query, dtype=np.float32).reshape(-1)
-    else:
-        scores = vectors[ids] @ np.asarray(query, dtype=np.float32).reshape(-1)
+    query = np.asarray(query, dtype=np.float32).reshape(-1)
+    if len(ids) and ids[-1] - ids[0] + 1 <= 2 * len(ids):  # dense in their span: score it in place (a view)
+        scores = (vectors[ids[0] : ids[-1] + 1] @ query)[ids - ids[0]]
+    else:  # sparse: copy out only those rows
+        scores = vectors[ids] @ query
     k = min(k, len(scores))
     if k <= 0:
         return np.empty(0, np.float32), np.empty(0, np.int64)
