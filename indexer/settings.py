@@ -38,20 +38,51 @@ class EncoderSettings(BaseModel):
 
 
 class VectorSettings(BaseModel):
-    # Default: FAISS HNSW. The ranking core scores every candidate's labels exactly (from the
-    # index's vectors), so the graph only proposes candidates: on the ranking benchmark every
-    # Hits@1/@10 equals the exact scan's, at half the hybrid latency (bench/RESULTS.md). Exact
-    # search: numpy (one BLAS product over the system's label slice, every core) or FAISS flat.
-    # "elasticsearch": dense_vector kNN in the cluster (``kind`` picks its index_options).
+    # Default: FAISS, its index chosen by size (``kind="auto"``): HNSW over float32 vectors up to
+    # ``compress_above`` labels, IVF-PQ above. The ranking core scores every candidate's labels
+    # exactly (from the index's vectors), so the index only proposes candidates: on the ranking
+    # benchmark HNSW's Hits@1/@10 equal the exact scan's, at half the hybrid latency
+    # (bench/RESULTS.md). IVF-PQ keeps ``dimension / 4`` bytes a vector in memory and re-ranks
+    # its candidates from the bundle's float16 copy of the vectors, memory-mapped. Exact search:
+    # numpy (one BLAS product over the system's label slice, every core) or FAISS flat.
+    # "elasticsearch": dense_vector kNN in the cluster (``kind`` and ``quantize`` pick its
+    # index_options).
     backend: Literal["faiss", "numpy", "elasticsearch"] = "faiss"
-    kind: Literal["flat", "hnsw"] = "hnsw"
+    kind: Literal["auto", "flat", "hnsw", "ivfpq"] = "auto"
+    compress_above: int = Field(default=500_000, ge=0, description="kind=auto: IVF-PQ above this many labels")
     hnsw_m: int = 32
     hnsw_ef_search: int = 128
-    # HNSW misses results when a filter keeps few vectors; ranges this small are searched exactly.
+    # HNSW and IVF miss results when a filter keeps few vectors; ranges this small are searched exactly.
     hnsw_exact_below: int = 20_000
+    ivf_nprobe: int = Field(default=48, ge=1, description="IVF lists searched a query (more for a narrow filter)")
+    ivf_rerank: int = Field(default=256, ge=1, description="IVF-PQ candidates re-ranked exactly, at least")
+    ivf_train_sample: int = Field(default=100_000, ge=1000, description="vectors IVF-PQ is trained on")
+    # The build reads vectors this many at a time from the file it wrote them to: its memory for
+    # vectors is one block (and the index being built), not the whole matrix.
+    build_block: int = Field(default=65_536, ge=1024)
+    # Elasticsearch: quantised index_options (int8_hnsw, bbq_hnsw...), whose candidates the
+    # cluster re-scores from the float vectors, ``oversample`` times as many as asked.
+    quantize: Literal["none", "int8", "bbq"] = "none"
+    oversample: float = Field(default=3.0, ge=1.0)
     # With the elasticsearch backend: also write the vectors into the bundle (numpy), so that the
     # API can answer from them while the cluster is unreachable.
     fallback_embedded: bool = True
+
+    @model_validator(mode="after")
+    def _kinds_of_the_backend(self) -> VectorSettings:
+        if self.backend == "elasticsearch" and self.kind == "ivfpq":
+            raise ValueError("vector kind ivfpq is a FAISS index; Elasticsearch compresses with quantize=int8 or bbq")
+        if self.backend != "elasticsearch" and self.quantize != "none":
+            raise ValueError("vector quantize applies to the elasticsearch backend; FAISS compresses with kind=ivfpq")
+        return self
+
+    def resolved_kind(self, labels: int) -> Literal["flat", "hnsw", "ivfpq"]:
+        """The index kind a build of ``labels`` vectors makes (``auto`` decides by size)."""
+        if self.kind != "auto":
+            return self.kind
+        if self.backend == "faiss" and labels > self.compress_above:
+            return "ivfpq"
+        return "hnsw"
 
 
 class LexicalSettings(BaseModel):

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ import numpy as np
 from indexer.settings import Settings, VectorSettings
 from indexer.vector.base import IdRange, VectorIndex
 from indexer.vector.faiss_index import FaissIndex
+from indexer.vector.faiss_ivfpq import IvfPqIndex
 from indexer.vector.numpy_flat import NumpyFlatIndex
 
 if TYPE_CHECKING:
@@ -21,9 +23,12 @@ if TYPE_CHECKING:
 
 
 def build_vector_index(
-    vectors: np.ndarray, settings: VectorSettings, remote: BundleIndexes | None = None
+    vectors: np.ndarray, settings: VectorSettings, remote: BundleIndexes | None = None, directory: Path | None = None
 ) -> VectorIndex:
-    """``remote`` holds the bundle's Elasticsearch indexes (the elasticsearch backend only)."""
+    """An index of ``vectors`` (an array, or the rows of a ``.npy`` file, read by blocks), of the
+    kind the settings ask or, for ``auto``, their size calls for. ``remote`` holds the bundle's
+    Elasticsearch indexes (the elasticsearch backend only); IVF-PQ writes its files into
+    ``directory`` as it builds (a temporary one when none is given; ``save`` copies them)."""
     if settings.backend == "elasticsearch":
         from indexer.vector.elasticsearch import build_elastic
 
@@ -32,7 +37,10 @@ def build_vector_index(
         return build_elastic(vectors, settings, remote)
     if settings.backend == "numpy":
         return NumpyFlatIndex(vectors)
-    return FaissIndex.build(vectors, settings)
+    kind = settings.resolved_kind(len(vectors))
+    if kind == "ivfpq":
+        return IvfPqIndex.build(vectors, settings, directory or Path(tempfile.mkdtemp(prefix="ivfpq-")))
+    return FaissIndex.build(vectors, settings, kind)
 
 
 def open_vector_index(entry: Mapping[str, Any], directory: Path, settings: Settings) -> VectorIndex:
@@ -43,7 +51,9 @@ def open_vector_index(entry: Mapping[str, Any], directory: Path, settings: Setti
         from indexer.vector.elasticsearch import open_elastic
 
         return open_elastic(entry, directory, settings)
+    if entry["backend"] == IvfPqIndex.backend:
+        return IvfPqIndex.load(directory, settings.vector)
     return FaissIndex.load(directory, settings.vector)
 
 
-__all__ = ["FaissIndex", "IdRange", "NumpyFlatIndex", "VectorIndex", "build_vector_index", "open_vector_index"]
+__all__ = ["FaissIndex", "IdRange", "IvfPqIndex", "NumpyFlatIndex", "VectorIndex", "build_vector_index", "open_vector_index"]

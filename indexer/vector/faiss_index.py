@@ -1,6 +1,8 @@
-"""FAISS inner-product search: exact (IndexFlatIP) or HNSW. A search keeps to a label range
-(``IDSelectorRange``) or to given labels (``IDSelectorBatch``; a few are scored exactly) while it
-runs, so a subtree is never searched by scanning everything and filtering after."""
+"""FAISS inner-product search over float32 vectors: exact (IndexFlatIP) or HNSW. A search keeps
+to a label range (``IDSelectorRange``) or to given labels (``IDSelectorBatch``; a few are scored
+exactly) while it runs, so a subtree is never searched by scanning everything and filtering
+after. The index is read into memory (a bundle damaged on disk cannot take a worker down), and
+its vectors are never copied out of it."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 from indexer.settings import VectorSettings
 from indexer.vector.base import IdRange
 from indexer.vector.numpy_flat import top_k
+from indexer.vector.rows import blocks
 
 FILE = "vectors.faiss"
 
@@ -27,26 +30,31 @@ class FaissIndex:
         self.backend = "faiss-hnsw" if self._hnsw else "faiss-flat"
 
     @classmethod
-    def build(cls, vectors: np.ndarray, settings: VectorSettings) -> FaissIndex:
+    def build(cls, vectors: np.ndarray, settings: VectorSettings, kind: str) -> FaissIndex:
+        """``kind``: "flat" or "hnsw"; ``vectors`` (rows of a file or an array) added by blocks."""
         dimension = vectors.shape[1]
-        if settings.kind == "hnsw":
+        if kind == "hnsw":
             index = faiss.IndexHNSWFlat(dimension, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = 200
         else:
             index = faiss.IndexFlatIP(dimension)
-        index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        for _, block in blocks(vectors, settings.build_block):
+            index.add(block)
         return cls(index, settings.hnsw_ef_search, settings.hnsw_exact_below)
 
     @classmethod
     def load(cls, directory: Path, settings: VectorSettings) -> FaissIndex:
-        return cls(faiss.read_index(str(directory / FILE)), settings.hnsw_ef_search, settings.hnsw_exact_below)
+        index = faiss.read_index(str(directory / FILE))
+        return cls(index, settings.hnsw_ef_search, settings.hnsw_exact_below)
 
     @cached_property
     def matrix(self) -> np.ndarray:
-        """Every vector, row = label id (a copy out of the index, made once: the ranking core
-        scores each candidate's labels exactly, whatever found them)."""
+        """Every vector, row = label id: a read-only view of the index's own storage (the
+        ranking core scores each candidate's labels exactly, whatever found them)."""
         storage = faiss.downcast_index(self._index.storage) if self._hnsw else self._index
-        return storage.reconstruct_n(0, storage.ntotal)
+        view = faiss.rev_swig_ptr(storage.get_xb(), storage.ntotal * storage.d).reshape(storage.ntotal, storage.d)
+        view.flags.writeable = False
+        return view
 
     def __len__(self) -> int:
         return self._index.ntotal

@@ -19,7 +19,7 @@ from indexer.pipeline import BuildError, build_bundle
 from indexer.remote import BackendUnavailable, WithFallback
 from indexer.settings import ElasticsearchSettings, LexicalSettings, Settings, VectorSettings
 from indexer.vector import build_vector_index
-from indexer.vector.elasticsearch import ElasticVectorIndex
+from indexer.vector.elasticsearch import ElasticVectorIndex, mappings
 from tests.elastic_fake import FakeElasticsearch, Request
 
 BUNDLE = "20261121T160000.000000Z-abcd1234"
@@ -166,6 +166,29 @@ def test_vector_mapping_bulk_lines_and_knn_query(fake_es: FakeElasticsearch, rem
     assert fake_es.requests[-1].body["knn"]["filter"] == {  # a subtree's labels: filtered while searching
         "bool": {"filter": [{"range": {"label_id": {"gte": 1, "lt": 3}}}, {"terms": {"label_id": [2]}}]}
     }
+
+
+@pytest.mark.parametrize(
+    ("kind", "quantize", "options"),
+    [
+        ("auto", "int8", {"type": "int8_hnsw", "m": 32, "ef_construction": 200, "rescore_vector": {"oversample": 3.0}}),
+        ("hnsw", "bbq", {"type": "bbq_hnsw", "m": 32, "ef_construction": 200, "rescore_vector": {"oversample": 3.0}}),
+        ("flat", "int8", {"type": "int8_flat", "rescore_vector": {"oversample": 3.0}}),
+        ("auto", "none", {"type": "hnsw", "m": 32, "ef_construction": 200}),
+    ],
+)
+def test_quantised_vectors_are_rescored_from_the_floats(kind: str, quantize: str, options: dict) -> None:
+    """int8 keeps a quarter of the float vectors' memory, bbq 1/32 (UMLS-sized bundles); the
+    cluster re-scores ``oversample`` times the candidates asked from the floats."""
+    settings = VectorSettings(backend="elasticsearch", kind=kind, quantize=quantize)
+    assert mappings(384, settings)["properties"]["vector"]["index_options"] == options
+
+
+def test_quantisation_and_ivfpq_belong_to_their_own_backends() -> None:
+    with pytest.raises(ValueError, match="kind ivfpq is a FAISS index"):
+        VectorSettings(backend="elasticsearch", kind="ivfpq")
+    with pytest.raises(ValueError, match="quantize applies to the elasticsearch backend"):
+        VectorSettings(backend="faiss", quantize="int8")
 
 
 def test_flat_vectors_are_searched_exactly_and_keep_an_embedded_copy(fake_es, remote, tmp_path: Path) -> None:

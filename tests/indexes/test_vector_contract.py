@@ -16,9 +16,28 @@ BACKENDS = {
     "numpy-flat": VectorSettings(backend="numpy"),
     "faiss-flat": VectorSettings(backend="faiss", kind="flat"),
     "faiss-hnsw": VectorSettings(backend="faiss", kind="hnsw", hnsw_exact_below=100),
+    # Random vectors in 24 dimensions have no clusters to find and code coarsely (6 bytes): here
+    # probes all 51 lists and re-ranks all they hold from its float16 copy, so that the contract checks
+    # its filters and files; how much it finds of real vectors is tests/indexes/test_recall.py's.
+    "faiss-ivfpq": VectorSettings(backend="faiss", kind="ivfpq", hnsw_exact_below=100, ivf_nprobe=51, ivf_rerank=2000),
     # Exact kNN, without the embedded fallback, so that every answer comes from the cluster.
     "elasticsearch": VectorSettings(backend="elasticsearch", kind="flat", fallback_embedded=False),
 }
+
+
+# IVF-PQ scores from float16 vectors: labels whose scores differ by less may swap places.
+TOLERANCE = {backend: 1e-3 if backend == "faiss-ivfpq" else 1e-5 for backend in BACKENDS}
+
+
+def _assert_ranked_as(vectors: np.ndarray, query: np.ndarray, ids: np.ndarray, scores: np.ndarray,
+                      expected: np.ndarray, tolerance: float) -> None:
+    """``ids`` are the labels ``expected`` lists, in its order, but for labels whose exact scores
+    differ by less than ``tolerance``; ``scores`` are their scores."""
+    exact = vectors @ query
+    assert len(ids) == len(expected)
+    np.testing.assert_allclose(exact[ids], exact[expected], atol=tolerance)
+    np.testing.assert_allclose(scores, exact[ids], atol=tolerance)
+    assert {int(i) for i in ids if exact[i] > exact[expected[-1]] + tolerance} <= {int(i) for i in expected}
 
 
 @pytest.fixture(scope="module")
@@ -62,20 +81,20 @@ def test_top_k_matches_brute_force(backend: str, build, vectors: np.ndarray) -> 
         scores, ids = index.search(vectors[row], 10)
         expected_scores, expected_ids = _brute_force(vectors, vectors[row], 10)
         assert ids[0] == row
-        assert list(ids) == list(expected_ids)
-        np.testing.assert_allclose(scores, expected_scores, atol=1e-5)
+        _assert_ranked_as(vectors, vectors[row], ids, scores, expected_ids, TOLERANCE[backend])
 
 
-def test_id_range_restricts_results(build, vectors: np.ndarray) -> None:
+def test_id_range_restricts_results(backend: str, build, vectors: np.ndarray) -> None:
     index = build(vectors)
     scores, ids = index.search(vectors[5], 20, (1000, 1500))
     assert all(1000 <= i < 1500 for i in ids)
-    assert list(ids) == list(_brute_force(vectors, vectors[5], 20, 1000, 1500)[1])
+    expected = _brute_force(vectors, vectors[5], 20, 1000, 1500)[1]
+    _assert_ranked_as(vectors, vectors[5], ids, scores, expected, TOLERANCE[backend])
     assert 5 not in ids
 
 
 @pytest.mark.parametrize("step", [7, 2])  # 285 labels (scored exactly by HNSW) and 1000 (searched in the graph)
-def test_allowed_labels_restrict_results_while_searching(build, vectors: np.ndarray, step: int) -> None:
+def test_allowed_labels_restrict_results_while_searching(backend: str, build, vectors: np.ndarray, step: int) -> None:
     """A subtree's labels are passed to the search: its answers are the best of them, as brute
     force over them alone finds, never another label."""
     index = build(vectors)
@@ -84,8 +103,8 @@ def test_allowed_labels_restrict_results_while_searching(build, vectors: np.ndar
         scores, ids = index.search(vectors[row], 10, None, allowed=allowed)
         exact = vectors[allowed] @ vectors[row]
         order = np.argsort(-exact, kind="stable")[:10]
-        assert list(ids) == list(allowed[order])
-        np.testing.assert_allclose(scores, exact[order], atol=1e-5)
+        assert set(ids.tolist()) <= set(allowed.tolist())
+        _assert_ranked_as(vectors, vectors[row], ids, scores, allowed[order], TOLERANCE[backend])
     _, ids = index.search(vectors[3], 50, (1000, 1100), allowed=allowed)
     assert sorted(ids) == [i for i in allowed.tolist() if 1000 <= i < 1100]
 
@@ -113,4 +132,4 @@ def test_an_embedded_index_exposes_every_vector_for_exact_rescoring(backend: str
     index = build(vectors)
     if backend == "elasticsearch":
         pytest.skip("a remote index keeps its vectors on the cluster")
-    np.testing.assert_allclose(index.matrix, vectors, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(index.matrix, dtype=np.float32), vectors, atol=TOLERANCE[backend])

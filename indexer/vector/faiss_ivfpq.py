@@ -1,0 +1,111 @@
+"""FAISS IVF-PQ for bundles too large for float vectors in memory (SNOMED CT, UMLS).
+
+Each vector is kept as ``dimension / 4`` bytes of product-quantiser codes in inverted lists,
+memory-mapped from the bundle (workers share the pages). A query probes ``ivf_nprobe`` lists
+(more when a filter keeps a small share of the labels; a filter is applied while the lists are
+scanned) for at least ``ivf_rerank`` candidates, which are re-ranked exactly from the bundle's
+float16 copy of every vector (``vectors.f16.npy``, memory-mapped: the same copy the ranking core
+scores candidates' labels from). Filters that keep few labels are scored exactly from that copy.
+Trained on a sample, filled a block at a time.
+
+Unlike the smaller kinds, which are read into memory, these files are mapped: a bundle of this
+size does not fit in each worker, and a mapped file truncated on disk while served can take a
+worker down (the start checks every file's size; ``indexer verify`` checks their hashes).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+from indexer.settings import VectorSettings
+from indexer.vector.base import IdRange
+from indexer.vector.numpy_flat import top_k
+from indexer.vector.rows import VectorWriter, blocks, open_rows, sample
+
+FILE = "vectors.ivfpq.faiss"
+MATRIX = "vectors.f16.npy"
+
+
+class IvfPqIndex:
+    backend = "faiss-ivfpq"
+
+    def __init__(self, index: faiss.IndexIVFPQ, matrix: np.ndarray, settings: VectorSettings, directory: Path) -> None:
+        self._index = index
+        self._directory = directory
+        self.matrix = matrix  # float16 rows, row = label id (read-only)
+        self._nprobe = min(settings.ivf_nprobe, index.nlist)
+        self._rerank = settings.ivf_rerank
+        self._exact_below = settings.hnsw_exact_below
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, settings: VectorSettings, directory: Path) -> IvfPqIndex:
+        """Train on a sample of ``vectors`` (rows of a file or an array), add them a block at a
+        time and write their float16 copy into ``directory``."""
+        count, dimension = vectors.shape
+        nlist = max(1, min(int(2 * math.sqrt(count)), count // 39))  # FAISS asks 39 points a list
+        training = sample(vectors, min(count, max(settings.ivf_train_sample, 39 * nlist)))
+        bits = 8 if len(training) >= 39 * 256 else 4  # a smaller code book when the sample is small
+        subquantizers = next(m for m in range(max(dimension // 4, 1), 0, -1) if dimension % m == 0)
+        index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dimension), dimension, nlist, subquantizers, bits, faiss.METRIC_INNER_PRODUCT)
+        index.cp.min_points_per_centroid = 1  # the sample is sized for the lists: no warning
+        index.pq.cp.min_points_per_centroid = 1
+        index.train(training)
+        del training
+        with VectorWriter(directory / MATRIX, count, dimension, np.float16) as matrix:
+            for first, block in blocks(vectors, settings.build_block):
+                index.add_with_ids(block, np.arange(first, first + len(block), dtype=np.int64))
+                matrix.write(block)
+        faiss.write_index(index, str(directory / FILE))
+        return cls.load(directory, settings)
+
+    @classmethod
+    def load(cls, directory: Path, settings: VectorSettings) -> IvfPqIndex:
+        index = faiss.read_index(str(directory / FILE), faiss.IO_FLAG_MMAP)  # lists mapped, not read
+        return cls(index, open_rows(directory / MATRIX), settings, directory)
+
+    def __len__(self) -> int:
+        return self._index.ntotal
+
+    def search(
+        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        total = self._index.ntotal
+        if k <= 0 or total == 0:
+            return np.empty(0, np.float32), np.empty(0, np.int64)
+        start, stop = id_range or (0, total)
+        if allowed is not None:
+            allowed = np.ascontiguousarray(allowed[(allowed >= start) & (allowed < stop)], dtype=np.int64)
+        size = len(allowed) if allowed is not None else stop - start
+        if size <= self._exact_below:  # few: scored exactly
+            return top_k(self.matrix, allowed if allowed is not None else np.arange(start, stop), query, k)
+        selector, keep = self._selector(start, stop, allowed)
+        # A filter that keeps a small share of the labels leaves few of them in the usual lists.
+        nprobe = min(self._index.nlist, math.ceil(self._nprobe * math.sqrt(total / size)))
+        params = faiss.SearchParametersIVF(sel=selector, nprobe=nprobe)
+        wanted = max(k, self._rerank)
+        _, ids = self._index.search(np.asarray(query, dtype=np.float32).reshape(1, -1), wanted, params=params)
+        del keep
+        ids = np.sort(ids[0][ids[0] >= 0])
+        return top_k(self.matrix, ids, query, k)
+
+    def _selector(self, start: int, stop: int, allowed: np.ndarray | None) -> tuple[faiss.IDSelector | None, Any]:
+        """The search's filter and what it points into (kept alive while it searches)."""
+        if allowed is None:
+            return (faiss.IDSelectorRange(start, stop) if (start, stop) != (0, self._index.ntotal) else None), None
+        bits = np.zeros(self._index.ntotal, dtype=bool)
+        bits[allowed] = True
+        bitmap = np.packbits(bits, bitorder="little")
+        return faiss.IDSelectorBitmap(self._index.ntotal, faiss.swig_ptr(bitmap)), bitmap
+
+    def save(self, directory: Path) -> dict[str, Any]:
+        """The build wrote the files as it went: copied when ``directory`` is another one."""
+        if directory.resolve() != self._directory.resolve():
+            for name in (FILE, MATRIX):
+                shutil.copyfile(self._directory / name, directory / name)
+        return {"nlist": self._index.nlist, "code_bytes": self._index.code_size}
