@@ -12,6 +12,7 @@ IdRange = tuple[int, int]  # half-open [start, stop) range of label ids (one cod
 
 class VectorIndex(Protocol):
     backend: str  # recorded in the bundle manifest, e.g. "faiss-flat", "faiss-hnsw", "numpy-flat", "elasticsearch"
+    filter_limit: int | None  # the most labels a search may be given in ``allowed`` (None: any number)
 
     def __len__(self) -> int: ...
 

@@ -66,6 +66,8 @@ def knn_body(
 class ElasticVectorIndex(ElasticIndex):
     """``entry`` is what the build recorded: index, alias, count, and the vector settings' ``kind``."""
 
+    filter_limit = 65_536  # a terms query's default limit (index.max_terms_count)
+
     def __init__(self, client: Elasticsearch, entry: Mapping[str, Any], ef_search: int) -> None:
         super().__init__(client, entry["index"])
         self._entry = {key: entry[key] for key in ("index", "alias", "count")}
@@ -98,6 +100,10 @@ class VectorsWithFallback(WithFallback[np.ndarray, tuple[np.ndarray, np.ndarray]
 
     def __len__(self) -> int:
         return len(self.primary)
+
+    @property
+    def filter_limit(self) -> int | None:
+        return self.primary.filter_limit
 
     def save(self, directory: Path) -> dict[str, Any]:
         return {**self.primary.save(directory), **self.fallback.save(directory), "fallback": self.fallback.backend}

@@ -22,6 +22,8 @@ FILE = "vectors.faiss"
 
 
 class FaissIndex:
+    filter_limit = None
+
     def __init__(self, index: faiss.Index, ef_search: int = 128, exact_below: int = 20_000) -> None:
         self._index = index
         self._exact_below = exact_below

@@ -14,6 +14,7 @@ FILE = "vectors.npy"
 
 class NumpyFlatIndex:
     backend = "numpy-flat"
+    filter_limit = None
 
     def __init__(self, vectors: np.ndarray) -> None:
         self._vectors = np.ascontiguousarray(vectors, dtype=np.float32)

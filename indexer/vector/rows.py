@@ -66,9 +66,16 @@ def read(vectors: np.ndarray, start: int, stop: int) -> np.ndarray:
     return np.array(vectors[start:stop], dtype=np.float32)
 
 
-def sample(vectors: np.ndarray, size: int, seed: int = 0) -> np.ndarray:
-    """``size`` rows drawn without replacement (all rows when there are fewer), as float32."""
+def sample(vectors: np.ndarray, size: int, seed: int = 0, block: int = 65_536) -> np.ndarray:
+    """``size`` rows drawn without replacement (all rows when there are fewer), as float32, read
+    block by block (a sample touches nearly every page of a file: it is not mapped)."""
     if size >= len(vectors):
         return read(vectors, 0, len(vectors))
     rows = np.sort(np.random.default_rng(seed).choice(len(vectors), size=size, replace=False))
-    return np.asarray(vectors[rows], dtype=np.float32)
+    out = np.empty((size, vectors.shape[1]), np.float32)
+    taken = 0
+    for first, rows_block in blocks(vectors, block):
+        mine = rows[(rows >= first) & (rows < first + len(rows_block))] - first
+        out[taken : taken + len(mine)] = rows_block[mine]
+        taken += len(mine)
+    return out
