@@ -4,15 +4,19 @@ Layout of ``{data_dir}/bundles/``::
 
     current -> 20261121T160000Z-1a2b3c4d   (symlink, switched atomically)
     20261121T160000Z-1a2b3c4d/
-        manifest.json    encoder, dimension, systems and their label ranges, backends, file hashes
-        catalog.json     concepts [system, code, display, active, kind, billable, parent rows] and
-                         labels [concept row, text, label kind, origin, knowledge source]
+        manifest.json    encoder, dimension, systems and their label ranges, backends, each file's
+                         size and sha256 (sizes checked at open, hashes by ``indexer verify``)
+        catalog/         the catalog's columns (indexer.columns): of concepts (system, code,
+                         display, active, kind, billable, parent and child rows, code lookups)
+                         and of labels (concept row, text, label kind, origin, knowledge source)
         alignments.json  [source row, target row, score, method, evidence] between systems
         entry_terms.json [label key, source, id, heading, term]: another thesaurus's entry terms
                          (MeSH), which bridge a query to their heading
-        vectors.*        the vector index (backend-specific file)
+        vectors.*        the vector index (backend-specific files; IVF-PQ adds a float16 copy of
+                         the vectors it re-ranks from)
         lexical/         the lexical index
         chargrams/       the character n-gram index (typo-tolerant channel)
+        vocabulary/      the labels' words: postings, stems, phonetic keys (completion, spelling)
         model/           a copy of the encoder's model directory
 
 With the Elasticsearch backends, the manifest's ``lexical`` and ``vector`` sections name the
@@ -26,7 +30,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -34,20 +38,24 @@ from typing import Any
 
 import numpy as np
 
+from indexer import columns
 from indexer.lexical import LexicalIndex, open_lexical
 from indexer.records import Designation, DesignationUse
 from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
 from indexer.lexical.chargrams import CharGramIndex
+from indexer.lexical.normalise import name_key
+from indexer.lexical.vocabulary import DIRECTORY as VOCABULARY
+from indexer.lexical.vocabulary import Vocabulary
 from indexer.settings import Settings
 from indexer.vector import VectorIndex, open_vector_index
 from indexer.errors import IndexerError
 
 MANIFEST = "manifest.json"
-CATALOG = "catalog.json"
+CATALOG = "catalog"  # the catalog's columns (indexer.columns)
 ALIGNMENTS = "alignments.json"
 ENTRY_TERMS = "entry_terms.json"
 CURRENT = "current"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 6  # 5: files recorded with their sizes; 6: the catalog as columns, the vocabulary
 
 
 class BundleError(IndexerError, RuntimeError):
@@ -88,6 +96,47 @@ class CatalogConcept:
 
 
 GROUPING_KINDS = frozenset({"chapter", "block"})
+
+
+class Concepts(Sequence[CatalogConcept]):
+    """The catalog's concepts, a :class:`CatalogConcept` made when a row is read."""
+
+    def __init__(self, table: Path, names: dict[str, list]) -> None:
+        self._systems, self._kinds, self._billable = names["system"], names["kind"], names["billable"]
+        self.system_codes = columns.array(table, "system")
+        self.codes = columns.TextColumn(table, "code")
+        self.displays = columns.TextColumn(table, "display")
+        self.active = columns.array(table, "active")
+        self.kind_codes = columns.array(table, "kind")
+        self.billable_codes = columns.array(table, "billable")
+        self.parents = columns.Links(columns.array(table, "parents.offsets"), columns.array(table, "parents.rows"))
+
+    def __len__(self) -> int:
+        return len(self.active)
+
+    def __getitem__(self, row: int) -> CatalogConcept:  # type: ignore[override]
+        row = int(row)
+        if not -len(self) <= row < len(self):
+            raise IndexError(row)
+        row %= len(self)
+        return CatalogConcept(
+            self._systems[self.system_codes[row]],
+            self.codes[row],
+            self.displays[row],
+            bool(self.active[row]),
+            self._kinds[self.kind_codes[row]],
+            self._billable[self.billable_codes[row]],
+            tuple(self.parents[row].tolist()),
+        )
+
+    def __iter__(self) -> Iterator[CatalogConcept]:
+        return (self[row] for row in range(len(self)))
+
+    def system_code(self, row: int) -> str:
+        return f"{self._systems[self.system_codes[row]]}\0{self.codes[row]}"
+
+    def code_key(self, row: int) -> str:
+        return code_key(self.codes[row])
 _CODE_NOISE = re.compile(r"[\s.:_-]+")
 
 
@@ -117,10 +166,11 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def file_hashes(directory: Path) -> dict[str, str]:
-    """sha256 of every file under ``directory`` but the manifest, by relative path."""
+def file_records(directory: Path, hashes: bool = True) -> dict[str, dict[str, Any]]:
+    """Size and (unless ``hashes`` is false) sha256 of every file under ``directory`` but the
+    manifest, by relative path."""
     return {
-        str(path.relative_to(directory)): sha256_file(path)
+        str(path.relative_to(directory)): {"size": path.stat().st_size} | ({"sha256": sha256_file(path)} if hashes else {})
         for path in sorted(directory.rglob("*"))
         if path.is_file() and path.name != MANIFEST
     }
@@ -144,20 +194,24 @@ class Bundle:
         settings = settings or Settings()
         self.directory = directory.resolve()
         self.manifest = read_manifest(self.directory)
-        verify(self.directory, self.manifest)
+        verify(self.directory, self.manifest, hashes=False)
         remote = [role for role in ("lexical", "vector") if self.manifest[role]["backend"] == "elasticsearch"]
         if remote and not settings.elasticsearch.url:
             raise BundleError(
                 f"{directory}: its {' and '.join(remote)} index is in Elasticsearch; set TERMSEARCH_ELASTICSEARCH__URL"
             )
-        catalog = json.loads((self.directory / CATALOG).read_text(encoding="utf-8"))
-        self.concepts = [CatalogConcept(*row[:6], tuple(row[6])) for row in catalog["concepts"]]
-        self.label_concept = np.asarray([row[0] for row in catalog["labels"]], dtype=np.int32)
-        self.label_text: list[str] = [row[1] for row in catalog["labels"]]
-        self.label_kind: list[str] = [row[2] for row in catalog["labels"]]
-        self.label_origin: list[str | None] = [row[3] for row in catalog["labels"]]
-        self.label_knowledge: list[str | None] = [row[4] for row in catalog["labels"]]
-        self._label_starts = np.searchsorted(self.label_concept, np.arange(len(catalog["concepts"]) + 1))
+        table = self.directory / CATALOG
+        names = columns.read_names(table)
+        self.concepts = Concepts(table, names)
+        self.label_concept = columns.array(table, "label_concept")
+        self.label_text = columns.TextColumn(table, "label_text")
+        self.label_kind: Sequence[str] = columns.CategoryColumn(columns.array(table, "label_kind"), names["label_kind"])
+        self.label_origin = columns.TextColumn(table, "label_origin")
+        self.label_abbreviation = columns.array(table, "label_abbreviation")  # by type or by shape
+        self.label_knowledge: Sequence[str | None] = columns.CategoryColumn(
+            columns.array(table, "label_knowledge"), names["label_knowledge"]
+        )
+        self._label_starts = np.searchsorted(self.label_concept, np.arange(len(self.concepts) + 1))
         self.alignments = _alignments(json.loads((self.directory / ALIGNMENTS).read_text(encoding="utf-8")))
         terms = json.loads((self.directory / ENTRY_TERMS).read_text(encoding="utf-8"))
         self.entry_terms = {key: EntryTerm(*rest) for key, *rest in terms}
@@ -165,15 +219,20 @@ class Bundle:
         self.vectors: VectorIndex = open_vector_index(self.manifest["vector"], self.directory, settings)
         self.lexical: LexicalIndex = open_lexical(self.manifest["lexical"], self.directory / "lexical", settings)
         self.chargrams = CharGramIndex(self.directory / CHARGRAMS)
-        self._by_code = {(c.system, c.code): i for i, c in enumerate(self.concepts)}
-        self._by_code_key: dict[str, list[int]] = {}
-        for row, concept in enumerate(self.concepts):
-            self._by_code_key.setdefault(code_key(concept.code), []).append(row)
-        self.kinds = np.asarray([c.kind or "" for c in self.concepts])
-        self.kind_names = frozenset(self.kinds.tolist()) - {""}
+        self.vocabulary = Vocabulary.load(self.directory / VOCABULARY)
+        self._by_code = columns.CodeIndex(*self._code_index(table, "by_code"), self.concepts.system_code)
+        self._by_code_key = columns.CodeIndex(*self._code_index(table, "by_code_key"), self.concepts.code_key)
+        self._by_name_key = columns.CodeIndex(*self._code_index(table, "by_name_key"), lambda label: name_key(self.label_text[label]))
+        kind_names = np.asarray(["" if kind is None else kind for kind in names["kind"]])
+        self.kinds = kind_names[self.concepts.kind_codes]
+        self.kind_names = frozenset(kind_names.tolist()) - {""}
         self.grouping = np.isin(self.kinds, list(GROUPING_KINDS))
-        self.billable = np.fromiter((bool(c.billable) for c in self.concepts), dtype=bool, count=len(self.concepts))
-        self._children = _children(self.concepts)
+        self.billable = np.asarray([value is True for value in names["billable"]], dtype=bool)[self.concepts.billable_codes]
+        self._children = columns.Links(columns.array(table, "children.offsets"), columns.array(table, "children.rows"))
+
+    @staticmethod
+    def _code_index(table: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
+        return columns.array(table, f"{name}.hashes"), columns.array(table, f"{name}.rows")
 
     @property
     def id(self) -> str:
@@ -184,7 +243,8 @@ class Bundle:
         return self.directory / "model"
 
     def concept_index(self, system: str, code: str) -> int | None:
-        return self._by_code.get((system, code))
+        rows = self._by_code.get(f"{system}\0{code}")
+        return rows[0] if rows else None
 
     def rows(self, system: str, include_inactive: bool) -> range:
         """The catalog rows of a system (active concepts first, so active-only is a prefix)."""
@@ -196,18 +256,23 @@ class Bundle:
     def rows_by_code(self, text: str) -> list[int]:
         """Catalog rows whose code is ``text`` typed in any usual form (:func:`code_key`)."""
         key = code_key(text)
-        return self._by_code_key.get(key, []) if key else []
+        return self._by_code_key.get(key) if key else []
+
+    def labels_named(self, key: str) -> list[int]:
+        """Labels that name their concept exactly (:data:`NAME_KINDS`) whose :func:`name_key` is ``key``."""
+        return self._by_name_key.get(key)
 
     def descendants(self, row: int) -> frozenset[int]:
-        """``row`` and every concept below it by is-a, from the catalog's own parent links (a
-        breadth-first walk in memory: milliseconds, whatever the store)."""
-        seen = {row}
-        frontier = [row]
-        while frontier:
-            below = np.concatenate([self._children[r] for r in frontier])
-            frontier = [r for r in dict.fromkeys(below.tolist()) if r not in seen]
-            seen.update(frontier)
-        return frozenset(seen)
+        """``row`` and every concept below it by is-a, from the catalog's own child links (a
+        breadth-first walk over arrays: milliseconds for a subtree of a million concepts)."""
+        seen = np.zeros(len(self.concepts), dtype=bool)
+        seen[row] = True
+        frontier = np.asarray([row], dtype=np.int64)
+        while len(frontier):
+            below = self._children.of(frontier)
+            frontier = np.unique(below[~seen[below]])
+            seen[frontier] = True
+        return frozenset(np.flatnonzero(seen).tolist())
 
     def labels_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The label ids of several catalog rows, in order, and for each the index in ``rows``
@@ -221,7 +286,7 @@ class Bundle:
     @cached_property
     def knowledge_sources(self) -> frozenset[str]:
         """The knowledge sources that gave this bundle's concepts labels."""
-        return frozenset(source for source in self.label_knowledge if source is not None)
+        return frozenset(source for source in self.label_knowledge.values if source is not None)
 
     def knowledge_labels(self, row: int) -> list[Designation]:
         """The labels a knowledge source built into this bundle gave the concept (alignments,
@@ -235,7 +300,7 @@ class Bundle:
 
     def ancestors(self, row: int) -> set[int]:
         """Every concept above ``row`` by is-a."""
-        return ancestors(row, lambda r: self.concepts[r].parents)
+        return ancestors(row, lambda r: self.concepts.parents[r].tolist())
 
     def concept_labels(self, concept: int) -> range:
         """The label ids of a catalog concept: each concept's labels are one run of ids, in
@@ -269,14 +334,6 @@ def _type(kind: str) -> str | None:
     return None if kind.endswith("synonym") else kind
 
 
-def _children(concepts: list[CatalogConcept]) -> list[np.ndarray]:
-    children: list[list[int]] = [[] for _ in concepts]
-    for row, concept in enumerate(concepts):
-        for parent in concept.parents:
-            children[parent].append(row)
-    return [np.asarray(rows, dtype=np.int64) for rows in children]
-
-
 def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST
     if not path.is_file():
@@ -290,17 +347,22 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     return manifest
 
 
-def verify(directory: Path, manifest: dict[str, Any]) -> None:
-    """Every file the manifest lists exists with its recorded hash, and no other file."""
-    recorded = manifest.get("files", {})
-    actual = file_hashes(directory)
+def verify(directory: Path, manifest: dict[str, Any], hashes: bool = True) -> None:
+    """Every file the manifest lists exists with its recorded size and, with ``hashes``, its
+    sha256 (``indexer verify``; a start or a swap checks sizes only: a second, not one a GB);
+    no other file."""
+    recorded = {
+        name: {key: value for key, value in record.items() if hashes or key != "sha256"}
+        for name, record in manifest.get("files", {}).items()
+    }
+    actual = file_records(directory, hashes)
     if actual != recorded:
         bad = sorted(set(recorded) ^ set(actual) | {f for f in recorded if actual.get(f, recorded[f]) != recorded[f]})
         raise BundleError(f"{directory}: files do not match the manifest: {', '.join(bad[:5])}")
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
-    manifest = {**manifest, "format_version": FORMAT_VERSION, "files": file_hashes(directory)}
+    manifest = {**manifest, "format_version": FORMAT_VERSION, "files": file_records(directory)}
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
 
 

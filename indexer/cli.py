@@ -13,7 +13,7 @@ from rich.progress import Progress
 from rich.table import Table
 from typer.core import TyperGroup
 
-from indexer.bundle import current_bundle, read_manifest
+from indexer.bundle import BundleError, current_bundle, read_manifest, verify
 from indexer.errors import IndexerError
 from indexer.encoders import EncoderError, default_model_dir, load_encoder
 from indexer.knowledge import supplements
@@ -173,6 +173,23 @@ def info_command() -> None:
     manifest = read_manifest(current)
     summary = {k: manifest[k] for k in ("bundle_id", "encoder", "counts", "vector", "lexical", "build_seconds")}
     out.print_json(json.dumps(summary))
+
+
+@cli.command("verify")
+def verify_command(
+    bundle: Annotated[Path | None, typer.Argument(help="A bundle directory (default: the current bundle)")] = None,
+) -> None:
+    """Check every file of a bundle against the sha256 its manifest records (the app's start and
+    swaps check sizes only)."""
+    directory = bundle or current_bundle(get_settings().bundles_dir)
+    if directory is None:
+        raise _fail("no bundle yet: run `python -m indexer build`")
+    try:
+        manifest = read_manifest(directory)
+        verify(directory, manifest)
+    except BundleError as exc:
+        raise _fail(str(exc)) from exc
+    console.print(f"{directory.name}: {len(manifest['files'])} files match the manifest")
 
 
 supplement_cli = typer.Typer(help="Local supplements: a site's own terms, abbreviations and translations.", no_args_is_help=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import resource
 import shutil
 import time
 from collections.abc import Iterator, Sequence
@@ -21,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from indexer.bundle import (
@@ -36,7 +38,7 @@ from indexer.bundle import (
     recorded_indexes,
     write_manifest,
 )
-from indexer.catalog import read_catalog
+from indexer.catalog import read_catalog, write_columns
 from indexer.embeddings import VERSION as EMBEDDINGS_VERSION
 from indexer.embeddings import EmbeddingCache
 from indexer.encoders import Encoder
@@ -47,11 +49,15 @@ from indexer.knowledge.term_tables import TABLES
 from indexer.lexical import Label, lexical_builder
 from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
 from indexer.lexical.chargrams import build_chargrams
+from indexer.lexical.vocabulary import DIRECTORY as VOCABULARY
+from indexer.lexical.vocabulary import Vocabulary
 from indexer.remote import BackendUnavailable
 from indexer.settings import Settings
 from indexer.store import StoreReader, SystemVersion
 from indexer.vector import build_vector_index
 from indexer.vector.recall import recall_at_k
+
+EMBEDDINGS = "embeddings.npy"  # the label vectors in label order, while the indexes are built
 from indexer.errors import IndexerError
 
 if TYPE_CHECKING:
@@ -105,27 +111,31 @@ def build_bundle(
                 catalog, settings.knowledge, lambda texts: cache.vectors(texts, progress, "embed names")
             )
             ranges, concepts, labels = catalog.tables()
-            (staging / CATALOG).write_text(
-                json.dumps({"concepts": concepts, "labels": labels}, ensure_ascii=False), encoding="utf-8"
-            )
+            write_columns(staging / CATALOG, concepts, labels)
+            del catalog  # what follows needs the labels' texts and owners only
+            texts, owners = [label[1] for label in labels], np.asarray([label[0] for label in labels], dtype=np.int32)
+            del labels
             (staging / ALIGNMENTS).write_text(json.dumps([a.row() for a in alignments], ensure_ascii=False), encoding="utf-8")
             terms = mesh.entry_terms(mesh.read_descriptors()) if settings.knowledge.mesh else []
             if settings.knowledge.mesh:
                 knowledge["mesh"] = {"release": mesh.release(), "entry_terms": len(terms)}
             (staging / ENTRY_TERMS).write_text(json.dumps(terms, ensure_ascii=False), encoding="utf-8")
         with timer("embed"):
-            texts = [label[1] for label in labels]
-            vectors = cache.vectors(texts, progress)
+            vectors = cache.write(texts, staging / EMBEDDINGS, progress, settings.vector.build_block)
         with timer("vector_index"):
-            index = build_vector_index(vectors, settings.vector, remote)
-            vector_entry = index.save(staging)
+            index = build_vector_index(vectors, settings.vector, remote, staging)
+            vector_entry = {"kind": settings.vector.resolved_kind(len(texts)), **index.save(staging)}
             if settings.vector.backend != "elasticsearch":  # embedded: its answers against the exact scan's
-                vector_entry["recall_at_10"] = recall_at_k(index, vectors)
+                vector_entry["recall_at_10"] = recall_at_k(index, vectors, block=settings.vector.build_block)
+            del vectors
+            (staging / EMBEDDINGS).unlink()  # the index holds what it needs of them
         with timer("lexical_index"):
-            rows = (Label(i, text, *concepts[concept][:2]) for i, (concept, text, *_) in enumerate(labels))
+            rows = (Label(i, text, *concepts[concept][:2]) for i, (concept, text) in enumerate(zip(owners.tolist(), texts, strict=True)))
             lexical_entry = lexical_builder(settings.lexical, remote).build(staging / "lexical", rows)
         with timer("chargram_index"):
             build_chargrams(staging / CHARGRAMS, texts)
+        with timer("vocabulary"):
+            Vocabulary.from_texts(texts).save(staging / VOCABULARY)
     if model_dir is not None:
         shutil.copytree(model_dir, staging / "model", dirs_exist_ok=True)
 
@@ -138,17 +148,18 @@ def build_bundle(
             "encoder": inputs["encoder"] | {"bundled_model": model_dir is not None},
             "dimension": encoder.dimension,
             "systems": [asdict(r) for r in ranges],
-            "vector": {**settings.vector.model_dump(), "backend": index.backend, **vector_entry},
+            "vector": {**settings.vector.model_dump(), "backend": index.backend, **vector_entry},  # kind: as built
             "lexical": {"backend": settings.lexical.backend, **lexical_entry},
-            "counts": {"concepts": len(concepts), "labels": len(labels)},
+            "counts": {"concepts": len(concepts), "labels": len(texts)},
             "knowledge": {**knowledge, "supplements": inputs["supplements"]},
             "build_seconds": timer.seconds,
+            "build_peak_mib": timer.peak_mib,
         },
     )
     final = publish(staging, bundles_dir, bundle_id)
     if remote is not None:
         remote.publish(keep=recorded_indexes(bundles_dir))
-    return BuildResult(final, bundle_id, True, len(labels), timer.seconds)
+    return BuildResult(final, bundle_id, True, len(texts), timer.seconds)
 
 
 def _readable_manifest(directory: Path) -> dict:
@@ -212,14 +223,18 @@ def _remote(settings: Settings, bundle_id: str) -> BundleIndexes | None:
 
 
 class _StageTimer:
+    """Seconds per stage, and the process's peak RSS (MiB) when each stage ended."""
+
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.peak_mib: dict[str, int] = {}
 
     @contextmanager
     def __call__(self, stage: str) -> Iterator[None]:
         start = time.perf_counter()
         yield
         self.seconds[stage] = round(time.perf_counter() - start, 3)
+        self.peak_mib[stage] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
 @contextmanager

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
 from indexer import embeddings, lexical
-from indexer.bundle import Bundle, BundleError, current_bundle
+from indexer.bundle import Bundle, BundleError, current_bundle, read_manifest
+from indexer.cli import cli
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import BuildError, build_bundle
 from indexer.settings import Settings
@@ -26,11 +28,11 @@ def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
     manifest = bundle.manifest
     assert manifest["encoder"]["id"] == "fake-hash-32"
     assert manifest["dimension"] == 32
-    assert manifest["vector"]["backend"] == "faiss-hnsw"
+    assert (manifest["vector"]["backend"], manifest["vector"]["kind"]) == ("faiss-hnsw", "hnsw")  # auto: by size
     assert manifest["vector"]["recall_at_10"] == 1.0  # measured at build against the exact scan (29 labels: exact)
     assert manifest["lexical"]["backend"] == "tantivy"
     assert manifest["counts"] == {"concepts": 13, "labels": 29}
-    stages = {"catalog", "knowledge", "embed", "vector_index", "lexical_index", "chargram_index"}
+    stages = {"catalog", "knowledge", "embed", "vector_index", "lexical_index", "chargram_index", "vocabulary"}
     assert set(manifest["build_seconds"]) == stages
     toy = bundle.systems["toy"]
     # Active concepts' labels first: the one obsolete concept's single label sits at the end.
@@ -112,11 +114,29 @@ def test_unknown_system_is_refused(settings: Settings, toy_reader: StoreReader) 
         build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "snomedct"], show_progress=False)
 
 
+LABEL_TEXTS = "catalog/label_text.bytes.npy"
+
+
 def test_tampered_bundle_is_refused(settings: Settings, toy_reader: StoreReader) -> None:
     directory = _build(settings, toy_reader).directory
-    catalog = directory / "catalog.json"
-    data = json.loads(catalog.read_text())
-    data["labels"][0][1] = "tampered"
-    catalog.write_text(json.dumps(data))
-    with pytest.raises(BundleError, match="files do not match the manifest: catalog.json"):
+    with (directory / LABEL_TEXTS).open("ab") as texts:
+        texts.write(b"tampered")
+    with pytest.raises(BundleError, match=f"files do not match the manifest: {LABEL_TEXTS}"):
         Bundle(directory)
+
+
+def test_verify_checks_contents_that_opening_does_not(settings: Settings, toy_reader: StoreReader) -> None:
+    """Opening checks sizes (a second for any bundle); ``indexer verify`` also checks each file's
+    sha256 and catches a change that keeps the size."""
+    directory = _build(settings, toy_reader).directory
+    texts = directory / LABEL_TEXTS
+    original = texts.read_bytes()
+    texts.write_bytes(original.replace(b"Tachycardia", b"Tachycardie", 1))
+    bundle = Bundle(directory)
+    assert "Tachycardie" in bundle.label_text
+    result = CliRunner().invoke(cli, ["verify", str(directory)])
+    assert result.exit_code == 1
+    assert f"{directory.name}: files do not match the manifest: {LABEL_TEXTS}" in "".join(result.output.split("\n"))
+    texts.write_bytes(original)
+    result = CliRunner().invoke(cli, ["verify", str(directory)])
+    assert result.exit_code == 0 and "files match the manifest" in result.output

@@ -38,26 +38,23 @@ from indexer.bundle import Bundle
 from indexer.encoders import Encoder
 from indexer.knowledge.term_tables import expansion
 from indexer.lexical.chargrams import top as chargram_top
-from indexer.lexical.normalise import fold, label_key, tokens, words
+from indexer.lexical.normalise import fold, label_key, name_key, tokens, words
 from indexer.settings import SearchSettings
 
 from app.search import lay
 from app.search.confidence import FEATURES, Calibration
 from app.search.scope import Scope
-from app.search.vocabulary import Vocabulary
+from indexer.lexical.vocabulary import Vocabulary
 
 LabelSearch = Callable[[int, tuple[int, int]], tuple[np.ndarray, np.ndarray]]
 """(how many labels, id range) -> (scores, label ids), best first."""
-# The most labels a vector search is given to keep to (Elasticsearch's default terms limit).
-MAX_FILTER_LABELS = 65_536
 
 _WORD_SPLIT = re.compile(r"(\W+)")
-_ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,5}s?(?: NOS)?")
 _COS, _CHAR, _WORDS, _LABEL_WORDS, _CODE, _REWRITTEN, _COS_TOP, _CHAR_TOP = range(len(FEATURES))
-NAME_KINDS = frozenset(
-    {"preferred", "fsn", "exact synonym", "layperson", "abbreviation", "uk_spelling", "plural_form", "inclusion", "includes"}
-)
 MAX_BRIDGES = 3  # concepts of other terminologies a query may bridge through
+# The most labels a channel asks of one range while admitted concepts are too few (a filter the
+# index cannot apply: kinds, billable, a subtree the lexical index does not know).
+MAX_CHANNEL_DEPTH = 16_384
 
 
 class Mode(StrEnum):
@@ -149,18 +146,14 @@ class SearchService:
         self.vector = lru_cache(maxsize=4096)(self._encode_one)
         self._abbreviation = lru_cache(maxsize=20_000)(self._abbreviation_of)
 
-    @cached_property
+    @property
     def vocabulary(self) -> Vocabulary:
-        """The labels' words (about a second per 150k labels)."""
-        return Vocabulary(self.bundle.label_text)
+        """The labels' words, built with the bundle."""
+        return self.bundle.vocabulary
 
     def warm(self) -> None:
-        """Build the vocabulary (with its phonetic keys), the name index and the vectors' matrix
-        (copied out of an HNSW index: half a second) now, so that no request waits for them."""
-        self.vocabulary.by_sound  # noqa: B018
-        self._names_by_key  # noqa: B018
-        self._abbreviations  # noqa: B018
-        getattr(self.bundle.vectors, "matrix", None)
+        """Encode a query now, so that no request waits for the encoder's first run."""
+        self.vector("warm")
 
     # --- the one entry point ----------------------------------------------------------------------
 
@@ -220,8 +213,8 @@ class SearchService:
         heading of a MeSH descriptor ``query`` is an entry term of ("cold sore")."""
         searched = set(scope.systems or self.bundle.systems)
         found: dict[int, str] = {}
-        key = _name_key(query)
-        for label in self._names_by_key.get(key, ()):
+        key = name_key(query)
+        for label in self.bundle.labels_named(key):
             if label in scope.exclude_labels:  # left out labels never match, not even to bridge
                 continue
             row = int(self.bundle.label_concept[label])
@@ -262,27 +255,6 @@ class SearchService:
             if (origin := bundle.label_origin[label]) and (written := expansion(origin)):
                 return written
         return bundle.concepts[int(bundle.label_concept[exact[0]])].display
-
-    @cached_property
-    def _abbreviations(self) -> np.ndarray:
-        """Per label: is it an abbreviation, by type or by shape ("CJD", "DVT NOS")."""
-        bundle = self.bundle
-        return np.asarray(
-            [kind == "abbreviation" or _ACRONYM.fullmatch(text) is not None for kind, text in zip(bundle.label_kind, bundle.label_text, strict=True)],
-            dtype=bool,
-        )
-
-    @cached_property
-    def _names_by_key(self) -> dict[str, list[int]]:
-        """Labels that name their concept exactly (not broader, narrower or related synonyms), by
-        :func:`_name_key` (built when the service opens)."""
-        bundle = self.bundle
-        out: dict[str, list[int]] = {}
-        for label, kind in enumerate(bundle.label_kind):
-            if kind in NAME_KINDS:
-                out.setdefault(_name_key(bundle.label_text[label]), []).append(label)
-        out.pop("=", None)
-        return out
 
     def correct(self, query: str) -> str | None:
         """``query`` with each unknown word replaced by the closest known one, if any was."""
@@ -336,6 +308,9 @@ class SearchService:
                 found.append(lexical)
             if mode is Mode.HYBRID and not query.corrected:  # a rewrite is spelled right: no typo to find
                 every = bundle.chargrams.scores(query.chars)
+                if allowed is not None:  # a subtree's labels only
+                    inside = np.isin(every[0], allowed, assume_unique=True)
+                    every = (every[0][inside], every[1][inside])
                 chars = self._channel(lambda n, r, e=every: chargram_top(*e, n, r), ranges, depth, mask, left_out)
                 found.append(chars)
             for channel in found:
@@ -378,9 +353,10 @@ class SearchService:
         """The labels of a subtree's admitted concepts, for the vector index to search among
         (sorted); None when they fill most of their span (the search over the span, which the
         scope's ranges already narrow to, then passes over the few outside) or are more than
-        an index takes as a filter."""
+        the index takes as a filter (Elasticsearch's terms limit)."""
         labels, _ = self.bundle.labels_of(np.flatnonzero(mask))
-        if not len(labels) or len(labels) > MAX_FILTER_LABELS or labels[-1] - labels[0] + 1 <= 2 * len(labels):
+        limit = self.bundle.vectors.filter_limit
+        if not len(labels) or (limit is not None and len(labels) > limit) or labels[-1] - labels[0] + 1 <= 2 * len(labels):
             return None
         return labels
 
@@ -388,7 +364,9 @@ class SearchService:
         self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, mask: np.ndarray, left_out: np.ndarray | None
     ) -> dict[int, Hit]:
         """The best ``k`` concepts of each range (best label each), asking for more labels until
-        ``k`` admitted concepts are found; ``left_out``: label ids never matched."""
+        ``k`` admitted concepts are found or :data:`MAX_CHANNEL_DEPTH` labels were asked (a
+        subtree's labels are given to the vector search itself; the lexical channels add what
+        they find among their best); ``left_out``: label ids never matched."""
         best: dict[int, Hit] = {}
         for id_range in ranges:
             size = id_range[1] - id_range[0]
@@ -399,9 +377,9 @@ class SearchService:
                 admitted = mask[concepts] if left_out is None else mask[concepts] & ~np.isin(labels, left_out)
                 # Hits come best first, so a concept's first admitted hit is its best label.
                 unique, first = np.unique(concepts[admitted], return_index=True)
-                if len(unique) >= k or len(labels) < wanted or wanted >= size:
+                if len(unique) >= k or len(labels) < wanted or wanted >= min(size, MAX_CHANNEL_DEPTH):
                     break
-                wanted = min(size, wanted * 4)
+                wanted = min(size, wanted * 4, MAX_CHANNEL_DEPTH)
             scores, labels = scores[admitted][first], labels[admitted][first]
             for concept, score, label in zip(unique.tolist(), scores.tolist(), labels.tolist(), strict=True):
                 if concept not in best or score > best[concept].score:
@@ -427,7 +405,7 @@ class SearchService:
         cosines = self._cosines(asked, label_ids)  # (labels, asked texts), each computed once
         chars = bundle.chargrams.similarity([query.chars for query in asked], label_ids)
         label_tokens = self.vocabulary.label_tokens[label_ids]
-        abbreviations = self._abbreviations[label_ids]
+        abbreviations = bundle.label_abbreviation[label_ids]
         # Abbreviations of stop words only ("AS") have no tokens to compare: their text is compared.
         stop_only = np.flatnonzero(abbreviations & (np.diff(label_tokens.indptr) == 0))
         for number, query in enumerate(asked):
@@ -465,7 +443,7 @@ class SearchService:
         of the abbreviation table, one lent name)."""
         bundle = self.bundle
         found: dict[str, dict[int, str | None]] = {}
-        for label in self._names_by_key.get(_name_key(query), ()):
+        for label in self.bundle.labels_named(name_key(query)):
             row = int(bundle.label_concept[label])
             found.setdefault(bundle.concepts[row].system, {})[row] = bundle.label_origin[label]
         out = {}
@@ -557,11 +535,6 @@ class SearchService:
 def _pairs(hits: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
     """A lexical index's (label id, score) hits as (scores, label ids)."""
     return np.fromiter((s for _, s in hits), np.float32, len(hits)), np.fromiter((i for i, _ in hits), np.int64, len(hits))
-
-
-def _name_key(text: str) -> str:
-    """:func:`label_key`, or for a text of stop words only ("AS", "IT") the text itself."""
-    return label_key(text) or f"={fold(text).strip()}"
 
 
 def _replace_word(text: str, word: str, replacement: str) -> str:

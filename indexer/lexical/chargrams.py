@@ -4,7 +4,8 @@ scispaCy's candidate generator in miniature: each folded label becomes a TF-IDF 
 character 3-grams within word boundaries (scikit-learn's ``char_wb`` analyser), unit length, and
 a query is scored against every label by cosine similarity through the transposed matrix (an
 inverted index: only the postings of the query's n-grams are touched). Saved into the bundle as
-the vocabulary of n-grams, their idf and the sparse label matrix. A query is vectorised by the
+the vocabulary of n-grams, their idf and the sparse label matrix both ways (n-grams × labels to
+search, labels × n-grams to score given labels: read, never transposed, at start). A query is vectorised by the
 fitted analyser and the saved idf directly (:meth:`CharGramIndex.vector`: the same vector as the
 vectoriser's ``transform``, without its per-call input validation, which cost more than the rest).
 """
@@ -24,6 +25,9 @@ from indexer.lexical.normalise import fold
 
 DIRECTORY = "chargrams"
 NGRAMS = (3, 3)
+# Postings a query's candidate search reads at most (HPO + ICD-10-CM queries stay well below;
+# a common n-gram of a UMLS-sized bundle holds hundreds of thousands of labels).
+POSTINGS_BUDGET = 300_000
 
 
 def _vectorizer(vocabulary: dict[str, int] | None = None) -> TfidfVectorizer:
@@ -42,6 +46,7 @@ def build_chargrams(directory: Path, texts: Sequence[str]) -> None:
     (directory / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False), encoding="utf-8")
     np.save(directory / "idf.npy", getattr(vectorizer, "idf_", np.empty(0, np.float32)).astype(np.float32))
     sp.save_npz(directory / "labels.npz", sp.csr_matrix(matrix.T, dtype=np.float32), compressed=False)
+    sp.save_npz(directory / "grams.npz", sp.csr_matrix(matrix, dtype=np.float32), compressed=False)
 
 
 class CharGramIndex:
@@ -50,7 +55,7 @@ class CharGramIndex:
     def __init__(self, directory: Path) -> None:
         vocabulary = json.loads((directory / "vocabulary.json").read_text(encoding="utf-8"))
         self._postings = sp.load_npz(directory / "labels.npz").tocsr()  # (n-grams, labels)
-        self._labels = self._postings.T.tocsr()  # (labels, n-grams), for scoring given labels
+        self._labels = sp.load_npz(directory / "grams.npz").tocsr()  # (labels, n-grams), for scoring given labels
         self._columns: dict[str, int] = vocabulary
         self._idf = np.load(directory / "idf.npy") if vocabulary else np.empty(0, np.float32)
         self._analyse = _vectorizer().build_analyzer()
@@ -73,11 +78,24 @@ class CharGramIndex:
 
     def scores(self, vector: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
         """``(label ids, cosines)`` of every label sharing an n-gram with a query :meth:`vector`
-        (computed once per query; :func:`top` then picks from it per id range)."""
+        (computed once per query; :func:`top` then picks from it per id range). In a large
+        bundle the query's commonest n-grams, which say least, are left out of this candidate
+        search until their postings fit :data:`POSTINGS_BUDGET` (the ranking core re-scores its
+        candidates with the whole vector: :meth:`similarity`)."""
         if not vector.nnz:
             return np.empty(0, np.int64), np.empty(0, np.float32)
+        vector = self._within_budget(vector)
         scores = (vector @ self._postings).tocsr()  # (1, labels), only labels sharing an n-gram
         return scores.indices, scores.data
+
+    def _within_budget(self, vector: sp.csr_matrix) -> sp.csr_matrix:
+        held = np.diff(self._postings.indptr)[vector.indices]
+        if held.sum() <= POSTINGS_BUDGET:
+            return vector
+        rarest_first = np.argsort(held, kind="stable")
+        keep = rarest_first[: max(int(np.searchsorted(np.cumsum(held[rarest_first]), POSTINGS_BUDGET, side="right")), 1)]
+        keep.sort()
+        return sp.csr_matrix((vector.data[keep], vector.indices[keep], np.array([0, len(keep)])), shape=vector.shape)
 
     def similarity(self, vectors: Sequence[sp.csr_matrix], label_ids: np.ndarray) -> np.ndarray:
         """``(labels, queries)`` cosines of query :meth:`vector` s with each of ``label_ids``."""

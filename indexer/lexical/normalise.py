@@ -52,3 +52,22 @@ def label_key(text: str) -> str:
     against "pneumonia" agree: the unspecified axis makes the code the default one)."""
     text = _UNSPECIFIED_CLAUSE.sub(" ", _PARENTHESISED.sub(" ", text))
     return " ".join(sorted(t for t in tokens(text) if t not in _UNSPECIFIED))
+
+
+# Label kinds that name their concept exactly (not broader, narrower or related synonyms).
+NAME_KINDS = frozenset(
+    {"preferred", "fsn", "exact synonym", "layperson", "abbreviation", "uk_spelling", "plural_form", "inclusion", "includes"}
+)
+
+
+def name_key(text: str) -> str:
+    """:func:`label_key`, or for a text of stop words only ("AS", "IT") the text itself."""
+    return label_key(text) or f"={fold(text).strip()}"
+
+
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,5}s?(?: NOS)?")
+
+
+def is_abbreviation(kind: str, text: str) -> bool:
+    """A label that is an abbreviation, by type or by shape ("CJD", "DVT NOS")."""
+    return kind == "abbreviation" or _ACRONYM.fullmatch(text) is not None

@@ -1,5 +1,9 @@
 """The words of a bundle's labels: completing a partly typed word, spelling suggestions, and the
-document frequency behind the word-coverage feature of the ranking core."""
+document frequency behind the word-coverage feature of the ranking core.
+
+Built with the bundle (:meth:`Vocabulary.from_texts`, :meth:`Vocabulary.save` into
+``vocabulary/``) and read back as arrays when it opens (:meth:`Vocabulary.load`): a serving
+process never walks every label."""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ import heapq
 import math
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable
+from pathlib import Path
 from functools import cached_property, lru_cache
 
 import jellyfish
@@ -17,6 +23,7 @@ from rapidfuzz import fuzz, process
 
 from indexer.lexical.normalise import stem, words
 
+DIRECTORY = "vocabulary"
 MIN_SUGGESTED = 5  # shorter unknown words get no spelling suggestion ("hear" is no typo of "heart")
 SUGGEST_CUTOFF = 80  # rapidfuzz ratio a suggestion needs
 SOUNDS_LIKE_CUTOFF = 75  # the ratio a word that sounds the same needs ("numonia" -> pneumonia: 87)
@@ -29,28 +36,66 @@ class Vocabulary:
     stemmed tokens each label holds (:attr:`token_columns`, :attr:`label_tokens`), whose column
     counts are the tokens' document frequencies."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
+    def __init__(
+        self, words: list[str], postings: sparse.csr_matrix, stems: list[str], label_tokens: sparse.csr_matrix,
+        by_sound: dict[str, list[str]] | None = None,
+    ) -> None:
+        """``postings``: a row a word (sorted), its columns the labels holding it;
+        ``label_tokens``: a row a label, its columns the stems (``stems``) it holds."""
+        self._words = words
+        self._postings = postings
+        self.token_columns = {token: column for column, token in enumerate(stems)}
+        self.label_tokens = label_tokens
+        self._frequency = np.bincount(label_tokens.indices, minlength=label_tokens.shape[1])
+        self._by_initial: dict[str, list[str]] = defaultdict(list)
+        for word in self._words:
+            self._by_initial[word[:1]].append(word)
+        self._labels = max(label_tokens.shape[0], 1)
+        if by_sound is not None:
+            self.__dict__["by_sound"] = by_sound
+        self.completions = lru_cache(maxsize=50_000)(self._completions)
+        self.correction = lru_cache(maxsize=50_000)(self._correction)
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str]) -> Vocabulary:
         postings: dict[str, list[int]] = defaultdict(list)
-        self.token_columns: dict[str, int] = {}
+        token_columns: dict[str, int] = {}
         indptr, indices = [0], []
         for label, text in enumerate(texts):
             folded = set(words(text))
             for word in folded:
                 postings[word].append(label)
-            indices.extend(sorted({self.token_columns.setdefault(stem(word), len(self.token_columns)) for word in folded}))
+            indices.extend(sorted({token_columns.setdefault(stem(word), len(token_columns)) for word in folded}))
             indptr.append(len(indices))
-        self._words = sorted(postings)
-        self._postings = [np.asarray(postings[word], dtype=np.int64) for word in self._words]
-        columns = max(len(self.token_columns), 1)
-        data = np.ones(len(indices), dtype=np.float32)
-        self.label_tokens = sparse.csr_matrix((data, indices, indptr), shape=(len(texts), columns))
-        self._frequency = np.bincount(np.asarray(indices, dtype=np.int64), minlength=columns)
-        self._by_initial: dict[str, list[str]] = defaultdict(list)
-        for word in self._words:
-            self._by_initial[word[:1]].append(word)
-        self._labels = max(len(texts), 1)
-        self.completions = lru_cache(maxsize=50_000)(self._completions)
-        self.correction = lru_cache(maxsize=50_000)(self._correction)
+        labels = len(indptr) - 1
+        known = sorted(postings)
+        held = [postings[word] for word in known]
+        offsets = np.cumsum([0, *map(len, held)])
+        rows = np.fromiter((label for labels_of in held for label in labels_of), dtype=np.int32, count=int(offsets[-1]))
+        by_word = sparse.csr_matrix((np.ones(len(rows), np.int8), rows, offsets), shape=(len(known), max(labels, 1)))
+        by_label = sparse.csr_matrix(
+            (np.ones(len(indices), np.float32), np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int64)),
+            shape=(labels, max(len(token_columns), 1)),
+        )
+        return cls(known, by_word, list(token_columns), by_label)
+
+    def save(self, directory: Path) -> None:
+        directory.mkdir(exist_ok=True)
+        sparse.save_npz(directory / "postings.npz", self._postings, compressed=False)
+        sparse.save_npz(directory / "label_tokens.npz", self.label_tokens, compressed=False)
+        names = {"words": self._words, "stems": list(self.token_columns), "by_sound": self.by_sound}
+        (directory / "words.json").write_text(json.dumps(names, ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: Path) -> Vocabulary:
+        names = json.loads((directory / "words.json").read_text(encoding="utf-8"))
+        postings = sparse.load_npz(directory / "postings.npz").tocsr()
+        label_tokens = sparse.load_npz(directory / "label_tokens.npz").tocsr()
+        return cls(names["words"], postings, names["stems"], label_tokens, names["by_sound"])
+
+    def _posting(self, i: int) -> np.ndarray:
+        """Sorted ids of the labels holding word ``i``."""
+        return self._postings.indices[self._postings.indptr[i] : self._postings.indptr[i + 1]].astype(np.int64)
 
     def __contains__(self, word: object) -> bool:
         return self._index(word) is not None  # type: ignore[arg-type]
@@ -67,12 +112,12 @@ class Vocabulary:
 
     def labels_with(self, word: str) -> np.ndarray:
         i = self._index(word)
-        return self._postings[i] if i is not None else np.empty(0, np.int64)
+        return self._posting(i) if i is not None else np.empty(0, np.int64)
 
     def _completions(self, prefix: str, ranges: tuple[tuple[int, int], ...], n: int) -> tuple[str, ...]:
         """The ``n`` words starting with ``prefix`` held by the most labels in ``ranges``, one per stem."""
         lo, hi = bisect_left(self._words, prefix), bisect_left(self._words, prefix + "\U0010ffff")
-        counts = {i: _count_in(self._postings[i], ranges) for i in range(lo, hi)}
+        counts = {i: _count_in(self._posting(i), ranges) for i in range(lo, hi)}
         chosen: dict[str, str] = {}
         for i in heapq.nlargest(n * 3, (i for i, c in counts.items() if c), key=counts.__getitem__):
             chosen.setdefault(stem(self._words[i]), self._words[i])
@@ -86,7 +131,7 @@ class Vocabulary:
         lo, hi = bisect_left(self._words, prefix), bisect_left(self._words, prefix + "\U0010ffff")
         if not labels.size or hi - lo > limit:
             return None
-        counts = {i: int(np.isin(self._postings[i], labels, assume_unique=True).sum()) for i in range(lo, hi)}
+        counts = {i: int(np.isin(self._posting(i), labels, assume_unique=True).sum()) for i in range(lo, hi)}
         best = max(counts, key=counts.__getitem__, default=None)
         return self._words[best] if best is not None and counts[best] else None
 
@@ -97,7 +142,8 @@ class Vocabulary:
             return None
         lo, hi = bisect_left(self._words, word), bisect_left(self._words, word + "\U0010ffff")
         if hi > lo:
-            return self._words[max(range(lo, hi), key=lambda i: len(self._postings[i]))]
+            held = np.diff(self._postings.indptr[lo : hi + 1])
+            return self._words[lo + int(np.argmax(held))]
         candidates = [w for w in self._by_initial.get(word[:1], ()) if abs(len(w) - len(word)) <= 2]
         close = process.extract(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF, limit=None)
         if not close and len(word) >= SOUNDS_LIKE_MIN:  # spelt as it sounds: "numonia" (pneumonia)

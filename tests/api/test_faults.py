@@ -46,9 +46,12 @@ def _serving_id(client: TestClient) -> str:
     return client.get("/ready").json()["checks"]["bundle"]["id"]
 
 
+LABEL_TEXTS = "catalog/label_text.bytes.npy"
+
+
 def _truncate_catalog(directory: Path) -> None:
-    catalog = directory / "catalog.json"
-    catalog.write_bytes(catalog.read_bytes()[:100])
+    texts = directory / LABEL_TEXTS
+    texts.write_bytes(texts.read_bytes()[:100])
 
 
 def _change_manifest_encoder(directory: Path) -> None:
@@ -68,7 +71,7 @@ def test_a_verified_new_bundle_is_switched_to(serving: TestClient, built: Settin
 
 @pytest.mark.parametrize(
     ("damage", "reason"),
-    [(_truncate_catalog, "files do not match the manifest: catalog.json"), (_change_manifest_encoder, "does not match the bundle's")],
+    [(_truncate_catalog, f"files do not match the manifest: {LABEL_TEXTS}"), (_change_manifest_encoder, "does not match the bundle's")],
 )
 def test_a_broken_bundle_is_refused_and_the_old_one_keeps_serving(
     serving: TestClient, built: Settings, toy_reader: StoreReader, damage: Callable[[Path], None], reason: str
@@ -94,10 +97,10 @@ def _damage_served_files(directory: Path) -> list[str]:
     for path in (vectors, segment):
         with path.open("r+b") as handle:
             handle.truncate(path.stat().st_size // 3)
-    catalog = bytearray((directory / "catalog.json").read_bytes())
+    catalog = bytearray((directory / LABEL_TEXTS).read_bytes())
     catalog[len(catalog) // 2] ^= 0x01
-    (directory / "catalog.json").write_bytes(bytes(catalog))
-    return sorted(["catalog.json", vectors.name, f"lexical/{segment.name}"])
+    (directory / LABEL_TEXTS).write_bytes(bytes(catalog))
+    return sorted([LABEL_TEXTS, vectors.name, f"lexical/{segment.name}"])
 
 
 def test_served_files_damaged_on_disk_change_nothing_served_and_ready_says_so(serving: TestClient, built: Settings) -> None:

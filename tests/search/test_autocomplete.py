@@ -8,7 +8,7 @@ from app.search.autocomplete import Autocomplete, partial_word
 from app.search.loader import open_search_service
 from app.search.scope import Scope
 from app.search.service import Mode
-from app.search.vocabulary import Vocabulary
+from indexer.lexical.vocabulary import Vocabulary
 from indexer.encoders import FakeEncoder
 from indexer.settings import Settings
 from tests.api.conftest import built  # noqa: F401 - the toy bundle fixture
@@ -18,24 +18,24 @@ EVERYWHERE = ((0, len(LABELS)),)
 
 
 def test_completions_are_the_most_frequent_words_one_per_stem() -> None:
-    vocabulary = Vocabulary(LABELS)
+    vocabulary = Vocabulary.from_texts(LABELS)
     assert vocabulary.completions("hear", EVERYWHERE, 2) == ("hearing", "heart")  # "hearts" shares heart's stem
     assert vocabulary.completions("hear", EVERYWHERE, 10) == ("hearing", "heart", "heartburn")
     assert vocabulary.completions("xyz", EVERYWHERE, 3) == ()
 
 
 def test_completions_count_only_the_labels_in_scope() -> None:
-    vocabulary = Vocabulary(LABELS)
+    vocabulary = Vocabulary.from_texts(LABELS)
     assert vocabulary.completions("hear", ((2, 6),), 1) == ("heart",)  # the hearing labels are out of scope
 
 
 def test_membership_is_of_whole_folded_words() -> None:
-    vocabulary = Vocabulary(["Café au lait spots"])
+    vocabulary = Vocabulary.from_texts(["Café au lait spots"])
     assert "cafe" in vocabulary and "caf" not in vocabulary and "au" in vocabulary
 
 
 def test_correction_of_an_unknown_word() -> None:
-    vocabulary = Vocabulary(["Pneumonia", "Tachycardia", "Dystonia"])
+    vocabulary = Vocabulary.from_texts(["Pneumonia", "Tachycardia", "Dystonia"])
     assert vocabulary.correction("pnemonia") == "pneumonia"
     assert vocabulary.correction("pneumonia") is None  # known
     assert vocabulary.correction("xyzzyq") is None  # nothing close
@@ -44,7 +44,7 @@ def test_correction_of_an_unknown_word() -> None:
 def test_a_word_spelt_as_it_sounds_is_corrected_though_it_starts_otherwise() -> None:
     """"numonia" does not start as pneumonia does (edits are only weighed between words of the
     same first letter), but its Metaphone key (NMN) is the same; nonsense stays uncorrected."""
-    vocabulary = Vocabulary(["Pneumonia", "Tachycardia", "Dystonia", "Diarrhea"])
+    vocabulary = Vocabulary.from_texts(["Pneumonia", "Tachycardia", "Dystonia", "Diarrhea"])
     assert vocabulary.correction("numonia") == "pneumonia"
     assert vocabulary.correction("diarea") == "diarrhea"
     assert vocabulary.correction("qwxzv") is None
@@ -89,11 +89,17 @@ def test_a_prefix_ranks_as_its_completion_does(typing: Autocomplete) -> None:
     assert service.bundle.concepts[typing.rank("tachyc", TOY, 5).rows[0].concept].display == "Tachycardia"
 
 
-def test_the_vocabulary_is_ready_when_the_service_opens(built: Settings) -> None:  # noqa: F811
-    """Built at start-up (or by the bundle watcher), not by the first filtered request."""
+def test_the_vocabulary_is_built_with_the_bundle_and_read_back_whole(built: Settings) -> None:  # noqa: F811
+    """Built with the bundle, not when the service opens or by the first filtered request: what
+    the bundle reads back is what its labels give."""
     service = open_search_service(built, FakeEncoder(32))
-    assert "vocabulary" in vars(service)  # the cached property is filled
-    assert "tachycardia" in service.vocabulary
+    read, fresh = service.vocabulary, Vocabulary.from_texts(list(service.bundle.label_text))
+    assert "tachycardia" in read
+    assert read.token_columns == fresh.token_columns and read.by_sound == fresh.by_sound
+    assert (read.label_tokens != fresh.label_tokens).nnz == 0
+    for word in ("tachycardia", "heart", "fast"):
+        assert read.labels_with(word).tolist() == fresh.labels_with(word).tolist() != []
+    assert read.correction("tachycardai") == fresh.correction("tachycardai") == "tachycardia"
 
 
 def test_a_fragment_no_completion_goes_with_stays_as_typed(typing: Autocomplete) -> None:

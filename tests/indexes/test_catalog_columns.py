@@ -1,0 +1,72 @@
+"""The catalog's columns round-trip: what the build writes is what a bundle reads back, row for
+row, codes found by their usual forms, links in both directions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer import columns
+from indexer.bundle import CatalogConcept, Concepts, code_key
+from indexer.catalog import write_columns
+
+CONCEPTS = [
+    ["icd10cm", "I00-I99", "Diseases of the circulatory system", True, "chapter", None, []],
+    ["icd10cm", "I21", "Acute myocardial infarction", True, "category", False, [0]],
+    ["icd10cm", "I21.9", "Acute myocardial infarction, unspecified", True, "code", True, [1]],
+    ["hpo", "HP:0001649", "Tachycardia", True, None, None, []],
+    ["hpo", "HP:0011675", "Arrhythmia — cœur", False, None, None, [3, 0]],
+]
+LABELS = [
+    [0, "Diseases of the circulatory system", "preferred", None, None],
+    [1, "Acute myocardial infarction", "preferred", None, None],
+    [1, "heart attack", "layperson", "lay_terms.tsv:12", "lay_terms"],
+    [2, "AMI", "abbreviation", "", "abbreviations"],
+    [3, "Tachycardia", "preferred", None, None],
+    [4, "Arrhythmia — cœur", "preferred", None, None],
+]
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    write_columns(tmp_path / "catalog", CONCEPTS, LABELS)
+    return tmp_path / "catalog"
+
+
+def test_concepts_read_back_row_for_row(table: Path) -> None:
+    concepts = Concepts(table, columns.read_names(table))
+    assert len(concepts) == len(CONCEPTS)
+    assert list(concepts) == [CatalogConcept(*row[:6], tuple(row[6])) for row in CONCEPTS]
+    assert concepts[np.int32(-1)].display == "Arrhythmia — cœur"
+    with pytest.raises(IndexError):
+        concepts[len(CONCEPTS)]
+
+
+def test_labels_read_back_with_their_kinds_origins_and_sources(table: Path) -> None:
+    names = columns.read_names(table)
+    owners, texts, kinds, origins, sources = (list(column) for column in zip(*LABELS, strict=True))
+    assert columns.array(table, "label_concept").tolist() == owners
+    assert list(columns.TextColumn(table, "label_text")) == texts
+    assert list(columns.CategoryColumn(columns.array(table, "label_kind"), names["label_kind"])) == kinds
+    assert list(columns.TextColumn(table, "label_origin")) == origins  # None and "" kept apart
+    assert list(columns.CategoryColumn(columns.array(table, "label_knowledge"), names["label_knowledge"])) == sources
+    assert columns.array(table, "label_abbreviation").tolist() == [False, False, False, True, False, False]
+
+
+def test_codes_are_found_by_system_and_by_any_usual_form(table: Path) -> None:
+    concepts = Concepts(table, columns.read_names(table))
+    by_code = columns.CodeIndex(columns.array(table, "by_code.hashes"), columns.array(table, "by_code.rows"), concepts.system_code)
+    by_key = columns.CodeIndex(columns.array(table, "by_code_key.hashes"), columns.array(table, "by_code_key.rows"), concepts.code_key)
+    assert by_code.get("icd10cm\0I21.9") == [2]
+    assert by_code.get("hpo\0I21.9") == []
+    assert by_key.get(code_key("i219")) == [2]
+    assert by_key.get(code_key("hp_0001649")) == [3]
+
+
+def test_children_are_the_parent_links_reversed(table: Path) -> None:
+    children = columns.Links(columns.array(table, "children.offsets"), columns.array(table, "children.rows"))
+    assert [children[row].tolist() for row in range(len(CONCEPTS))] == [[1, 4], [2], [], [4], []]
+    assert children.of(np.asarray([0, 3, 2])).tolist() == [1, 4, 4]  # one gather for a whole frontier
+    assert children.of(np.asarray([2])).tolist() == []
