@@ -159,7 +159,7 @@ def _filter(
         if op in ("is-a", "descendent-of", "is-not-a", "child-of"):
             row = _row(context, system, value, f"{at}.value")
             if op == "child-of":
-                return frozenset(r for r in bundle.descendants(row) if row in bundle.concepts[r].parents)
+                return frozenset(bundle.children(row))
             below = bundle.descendants(row)
             if op == "is-a":
                 return below
@@ -172,7 +172,7 @@ def _filter(
             return frozenset(every) - listed if op == "not-in" else listed
         if op == "regex":
             pattern = _regex(value, at)
-            return frozenset(row for row in every if pattern.fullmatch(bundle.concepts[row].code))
+            return frozenset(row for row in every if pattern.fullmatch(bundle.concepts.codes[row]))
         supported = "is-a, descendent-of, is-not-a, child-of, =, in, not-in, regex"
         raise InvalidValueSet(f"{at}.op: {op!r} on {prop} is not supported ({supported})", f"{at}.op")
     rows = np.arange(every.start, every.stop)
@@ -193,7 +193,7 @@ def _filter(
         flag = _flag(value, prop, at)
         if prop == "billable":
             return frozenset(rows[bundle.billable[rows] == flag].tolist())
-        return frozenset(row for row in every if (not bundle.concepts[row].active) == flag)
+        return frozenset(rows[bundle.concepts.active[rows] != flag].tolist())
     raise InvalidValueSet(
         f"{at}.property: {prop!r} is not a filterable property (concept, code, kind, billable, inactive, notSelectable)",
         f"{at}.property",

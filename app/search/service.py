@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property, lru_cache, partial
+from functools import lru_cache, partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,7 +54,10 @@ _COS, _CHAR, _WORDS, _LABEL_WORDS, _CODE, _REWRITTEN, _COS_TOP, _CHAR_TOP = rang
 MAX_BRIDGES = 3  # concepts of other terminologies a query may bridge through
 # The most labels a channel asks of one range while admitted concepts are too few (a filter the
 # index cannot apply: kinds, billable, a subtree the lexical index does not know).
-MAX_CHANNEL_DEPTH = 16_384
+MAX_CHANNEL_DEPTH = 4096
+# The most labels a lexical search is given to keep to (Elasticsearch's terms limit; a tantivy
+# term set this large costs as much as the search).
+MAX_LEXICAL_FILTER = 65_536
 
 
 class Mode(StrEnum):
@@ -293,7 +296,7 @@ class SearchService:
         excluded = scope.exclude_labels
         left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
         code_rows = [r for r in bundle.rows_by_code(asked[0].text) if mask[r]]
-        allowed = self._subtree_labels(mask) if scope.subtree is not None and mode is not Mode.LEXICAL else None
+        allowed = self._subtree_labels(mask) if scope.subtree is not None else None
         bm25: dict[int, Hit] = {}
         candidates: dict[int, None] = dict.fromkeys(code_rows)
         for query in asked:
@@ -302,7 +305,9 @@ class SearchService:
                 search = partial(bundle.vectors.search, query.vector, allowed=allowed)  # (k, range) -> hits
                 found.append(self._channel(search, ranges, depth, mask, left_out))
             if mode is not Mode.DENSE:
-                lexical = self._channel(lambda n, r, q=query.text: _pairs(bundle.lexical.search(q, n, r)), ranges, depth, mask, left_out)
+                narrow = allowed if allowed is not None and len(allowed) <= MAX_LEXICAL_FILTER else None
+                lexical_search = partial(bundle.lexical.search, query.text, allowed=narrow)
+                lexical = self._channel(lambda n, r, f=lexical_search: _pairs(f(n, r)), ranges, depth, mask, left_out)
                 if not query.corrected:
                     bm25 = lexical
                 found.append(lexical)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -21,8 +21,12 @@ class Label(NamedTuple):
 class LexicalIndex(Protocol):
     backend: str  # recorded in the bundle manifest
 
-    def search(self, query: str, k: int, id_range: IdRange | None = None) -> list[tuple[int, float]]:
-        """Up to ``k`` (label id, BM25 score) pairs, best first; nothing for a query without tokens."""
+    def search(
+        self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """Up to ``k`` (label id, BM25 score) pairs, best first, inside ``id_range`` and, when
+        given, among ``allowed`` (a subtree's labels, filtered while searching); nothing for a
+        query without tokens."""
         ...
 
 

@@ -9,7 +9,7 @@ n-grams and shingles) for autocomplete; ``label`` (standard analyser over the ra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +47,21 @@ def document(label: Label) -> dict[str, Any]:
     }
 
 
-def query_body(query: str, k: int, id_range: IdRange | None = None) -> dict[str, Any] | None:
+def query_body(
+    query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None
+) -> dict[str, Any] | None:
     """The search request; None for a query without tokens (nothing can match)."""
     terms = " ".join(dict.fromkeys(tokens(query)))
     if not terms or k <= 0:
         return None
     clause: dict[str, Any] = {"match": {"text": {"query": terms}}}
+    filters: list[dict[str, Any]] = []
     if id_range is not None:
-        in_range = {"range": {"label_id": {"gte": id_range[0], "lt": id_range[1]}}}
-        clause = {"bool": {"must": [clause], "filter": [in_range]}}
+        filters.append({"range": {"label_id": {"gte": id_range[0], "lt": id_range[1]}}})
+    if allowed is not None:
+        filters.append({"terms": {"label_id": [int(i) for i in allowed]}})
+    if filters:
+        clause = {"bool": {"must": [clause], "filter": filters}}
     return {"query": clause, "size": min(k, MAX_WINDOW), "_source": False, "track_total_hits": False}
 
 
@@ -76,8 +82,10 @@ class ElasticLexicalBuilder:
 
 
 class ElasticLexicalIndex(ElasticIndex):
-    def search(self, query: str, k: int, id_range: IdRange | None = None) -> list[tuple[int, float]]:
-        body = query_body(query, k, id_range)
+    def search(
+        self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
+        body = query_body(query, k, id_range, allowed)
         if body is None:
             return []
         return [(int(hit["_id"]), float(hit["_score"])) for hit in self._search(body)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,9 @@ class TantivyIndex:
         self._index = tantivy.Index.open(self._copy.name)
         self._searcher = self._index.searcher()
 
-    def search(self, query: str, k: int, id_range: IdRange | None = None) -> list[tuple[int, float]]:
+    def search(
+        self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
         terms = dict.fromkeys(tokens(query))
         if not terms or k <= 0:
             return []
@@ -66,5 +68,8 @@ class TantivyIndex:
                 self._schema, "label_id", tantivy.FieldType.Unsigned, id_range[0], id_range[1], True, False
             )
             clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(in_range, 0.0)))
+        if allowed is not None:
+            among = tantivy.Query.term_set_query(self._schema, "label_id", [int(i) for i in allowed])
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(among, 0.0)))
         hits = self._searcher.search(tantivy.Query.boolean_query(clauses), limit=k, count=False).hits
         return [(self._searcher.doc(address)["label_id"][0], score) for score, address in hits]

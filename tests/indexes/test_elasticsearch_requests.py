@@ -101,6 +101,9 @@ def test_lexical_query_bodies() -> None:
         "_source": False,
         "track_total_hits": False,
     }
+    assert query_body("fast heart rate", 20, None, [3, 7])["query"] == {  # a subtree's labels
+        "bool": {"must": [match], "filter": [{"terms": {"label_id": [3, 7]}}]}
+    }
     assert query_body("of the ;;", 10) is None
     assert query_body("heart", 0) is None
 

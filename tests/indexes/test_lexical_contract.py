@@ -1,4 +1,5 @@
-"""One contract, every lexical backend: BM25 ranking over normalised labels, range filters."""
+"""One contract, every lexical backend: BM25 ranking over normalised labels, range filters and
+given labels (a subtree's) applied while searching."""
 
 from __future__ import annotations
 
@@ -55,6 +56,17 @@ def test_case_accents_and_stemming_are_normalised_alike(index) -> None:
 def test_range_filter_and_limits(index) -> None:
     assert _ids(index.search("heart", 10, (2, 9))) == [4]
     assert len(index.search("heart", 1)) == 1
+
+
+def test_allowed_labels_are_kept_to_while_searching(index) -> None:
+    """A subtree's labels go to the search: its hits are theirs alone, with the scores they
+    have unfiltered, however many better labels lie outside."""
+    unfiltered = dict(index.search("fast heart rate", 10))
+    hits = index.search("fast heart rate", 10, None, allowed=[4, 8])
+    assert _ids(hits) == sorted([4, 8], key=lambda label: -unfiltered[label])
+    assert [round(score, 4) for _, score in hits] == [round(unfiltered[label], 4) for label in _ids(hits)]
+    assert _ids(index.search("fast heart rate", 10, (5, 9), allowed=[4, 8])) == [8]
+    assert index.search("fast heart rate", 10, None, allowed=[]) == []
 
 
 def test_queries_without_tokens_match_nothing(index) -> None:
