@@ -55,7 +55,7 @@ CATALOG = "catalog"  # the catalog's columns (indexer.columns)
 ALIGNMENTS = "alignments.json"
 ENTRY_TERMS = "entry_terms.json"
 CURRENT = "current"
-FORMAT_VERSION = 6  # 5: files recorded with their sizes; 6: the catalog as columns, the vocabulary
+FORMAT_VERSION = 7  # 5: files with their sizes; 6: catalog columns, vocabulary; 7: n-gram matrices as arrays
 
 
 class BundleError(IndexerError, RuntimeError):
@@ -218,7 +218,8 @@ class Bundle:
         self.systems = {s["key"]: SystemRange(**s) for s in self.manifest["systems"]}
         self.vectors: VectorIndex = open_vector_index(self.manifest["vector"], self.directory, settings)
         self.lexical: LexicalIndex = open_lexical(self.manifest["lexical"], self.directory / "lexical", settings)
-        self.chargrams = CharGramIndex(self.directory / CHARGRAMS)
+        # Above the size at which vectors are compressed, the n-gram matrices are mapped too.
+        self.chargrams = CharGramIndex(self.directory / CHARGRAMS, mapped=len(self.label_concept) > settings.vector.compress_above)
         self.vocabulary = Vocabulary.load(self.directory / VOCABULARY)
         self._by_code = columns.CodeIndex(*self._code_index(table, "by_code"), self.concepts.system_code)
         self._by_code_key = columns.CodeIndex(*self._code_index(table, "by_code_key"), self.concepts.code_key)
@@ -261,6 +262,10 @@ class Bundle:
     def labels_named(self, key: str) -> list[int]:
         """Labels that name their concept exactly (:data:`NAME_KINDS`) whose :func:`name_key` is ``key``."""
         return self._by_name_key.get(key)
+
+    def children(self, row: int) -> list[int]:
+        """The concepts directly below ``row`` by is-a."""
+        return self._children[row].tolist()
 
     def descendants(self, row: int) -> frozenset[int]:
         """``row`` and every concept below it by is-a, from the catalog's own child links (a

@@ -54,8 +54,8 @@ class VectorSettings(BaseModel):
     hnsw_ef_search: int = 128
     # HNSW and IVF miss results when a filter keeps few vectors; ranges this small are searched exactly.
     hnsw_exact_below: int = 20_000
-    ivf_nprobe: int = Field(default=48, ge=1, description="IVF lists searched a query (more for a narrow filter)")
-    ivf_rerank: int = Field(default=256, ge=1, description="IVF-PQ candidates re-ranked exactly, at least")
+    ivf_nprobe: int = Field(default=256, ge=1, description="IVF lists searched a query (more for a narrow filter)")
+    ivf_rerank: int = Field(default=1024, ge=1, description="IVF-PQ candidates re-ranked exactly, at least")
     ivf_train_sample: int = Field(default=100_000, ge=1000, description="vectors IVF-PQ is trained on")
     # The build reads vectors this many at a time from the file it wrote them to: its memory for
     # vectors is one block (and the index being built), not the whole matrix.

@@ -37,25 +37,61 @@ def _vectorizer(vocabulary: dict[str, int] | None = None) -> TfidfVectorizer:
     )
 
 
-def build_chargrams(directory: Path, texts: Sequence[str]) -> None:
-    """Fit the n-gram vocabulary and idf on ``texts`` (label id = position) and save the index."""
+def build_chargrams(directory: Path, texts: Sequence[str], block: int = 100_000) -> None:
+    """Fit the n-gram vocabulary and idf on ``texts`` (label id = position) and save the index.
+
+    Two passes of ``block`` texts at a time (the n-grams' document frequencies, then each block's
+    TF-IDF rows): the same matrix as the vectoriser's ``fit_transform``, without holding its
+    intermediate lists for every text at once."""
     directory.mkdir(parents=True, exist_ok=True)
-    vectorizer = _vectorizer()
-    matrix = vectorizer.fit_transform(texts) if texts else sp.csr_matrix((0, 0), dtype=np.float32)
-    vocabulary = {gram: int(column) for gram, column in getattr(vectorizer, "vocabulary_", {}).items()}
+    analyse = _vectorizer().build_analyzer()
+    held: Counter[str] = Counter()
+    for start in range(0, len(texts), block):
+        for text in texts[start : start + block]:
+            held.update(set(analyse(text)))
+    vocabulary = {gram: column for column, gram in enumerate(sorted(held))}
+    frequency = np.fromiter((held[gram] for gram in vocabulary), dtype=np.float64, count=len(vocabulary))
+    idf = (np.log((1 + len(texts)) / (1 + frequency)) + 1).astype(np.float32)  # smooth idf, as sklearn's
+    del held
+    rows = []
+    if vocabulary:
+        vectorizer = _vectorizer(vocabulary)
+        vectorizer.idf_ = idf
+        rows = [vectorizer.transform(texts[start : start + block]) for start in range(0, len(texts), block)]
+    matrix = sp.vstack(rows, format="csr", dtype=np.float32) if rows else sp.csr_matrix((len(texts), 0), dtype=np.float32)
+    del rows
     (directory / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False), encoding="utf-8")
-    np.save(directory / "idf.npy", getattr(vectorizer, "idf_", np.empty(0, np.float32)).astype(np.float32))
-    sp.save_npz(directory / "labels.npz", sp.csr_matrix(matrix.T, dtype=np.float32), compressed=False)
-    sp.save_npz(directory / "grams.npz", sp.csr_matrix(matrix, dtype=np.float32), compressed=False)
+    np.save(directory / "idf.npy", idf)
+    _save_csr(directory, "grams", matrix)
+    _save_csr(directory, "labels", matrix.T.tocsr())
+
+
+def _save_csr(directory: Path, name: str, matrix: sp.csr_matrix) -> None:
+    """As three ``.npy`` arrays, indices and offsets of one integer type (so that reading them
+    back, mapped or not, copies nothing)."""
+    index = np.int32 if matrix.nnz < 2**31 else np.int64
+    np.save(directory / f"{name}.data.npy", matrix.data.astype(np.float32, copy=False))
+    np.save(directory / f"{name}.indices.npy", matrix.indices.astype(index, copy=False))
+    np.save(directory / f"{name}.indptr.npy", matrix.indptr.astype(index, copy=False))
+    (directory / f"{name}.shape.json").write_text(json.dumps(matrix.shape), encoding="utf-8")
+
+
+def _load_csr(directory: Path, name: str, mapped: bool) -> sp.csr_matrix:
+    mode = "r" if mapped else None
+    arrays = [np.load(directory / f"{name}.{part}.npy", mmap_mode=mode) for part in ("data", "indices", "indptr")]
+    shape = tuple(json.loads((directory / f"{name}.shape.json").read_text(encoding="utf-8")))
+    return sp.csr_matrix(tuple(arrays), shape=shape, copy=False)
 
 
 class CharGramIndex:
-    """Cosine similarity of character 3-gram TF-IDF vectors, query against labels."""
+    """Cosine similarity of character 3-gram TF-IDF vectors, query against labels. ``mapped``:
+    the matrices are memory-mapped rather than read (a bundle of millions of labels: they are
+    its largest part after the vectors; shared by the workers, in the page cache)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, mapped: bool = False) -> None:
         vocabulary = json.loads((directory / "vocabulary.json").read_text(encoding="utf-8"))
-        self._postings = sp.load_npz(directory / "labels.npz").tocsr()  # (n-grams, labels)
-        self._labels = sp.load_npz(directory / "grams.npz").tocsr()  # (labels, n-grams), for scoring given labels
+        self._postings = _load_csr(directory, "labels", mapped)  # (n-grams, labels)
+        self._labels = _load_csr(directory, "grams", mapped)  # (labels, n-grams), for scoring given labels
         self._columns: dict[str, int] = vocabulary
         self._idf = np.load(directory / "idf.npy") if vocabulary else np.empty(0, np.float32)
         self._analyse = _vectorizer().build_analyzer()

@@ -5,6 +5,7 @@ so the file's pages stay in the page cache and out of the process."""
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -43,8 +44,15 @@ class VectorWriter:
 
 
 def open_rows(path: Path) -> np.ndarray:
-    """A ``.npy`` file of vectors, memory-mapped read-only (nothing read until used)."""
-    return np.load(path, mmap_mode="r")
+    """A ``.npy`` file of vectors, memory-mapped read-only (nothing read until used). Rows are
+    read in random order (a search's candidates), so the kernel is told not to read ahead. The
+    pages read stay in the page cache, shared by every process that maps the file: they count
+    in a process's RSS as file-backed memory, which the kernel reclaims under pressure."""
+    rows = np.load(path, mmap_mode="r")
+    mapping = getattr(rows, "_mmap", None)
+    if mapping is not None and len(rows):
+        mapping.madvise(mmap.MADV_RANDOM)
+    return rows
 
 
 def blocks(vectors: np.ndarray, size: int, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, np.ndarray]]:

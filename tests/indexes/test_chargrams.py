@@ -14,10 +14,23 @@ LABELS = ["Pneumonia", "Alzheimer disease", "Essential (primary) hypertension", 
 
 
 @pytest.fixture(scope="module")
-def index(tmp_path_factory: pytest.TempPathFactory) -> CharGramIndex:
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("chargrams")
-    build_chargrams(directory, LABELS)
-    return CharGramIndex(directory)
+    build_chargrams(directory, LABELS, block=2)  # three blocks
+    return directory
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["read", "mapped"])
+def index(built: Path, request: pytest.FixtureRequest) -> CharGramIndex:
+    return CharGramIndex(built, mapped=request.param)
+
+
+def test_the_build_by_blocks_gives_the_vectorisers_matrix(built: Path) -> None:
+    """Two passes a block at a time: the same n-grams, idf and rows as ``fit_transform``."""
+    expected = _vectorizer().fit_transform(LABELS)
+    for mapped in (False, True):
+        labels = CharGramIndex(built, mapped)._labels
+        assert abs(labels - expected).max() < 1e-6 and labels.shape == expected.shape
 
 
 @pytest.mark.parametrize("query", ["pnemonia", "alzhimers disease", "HYPERTENSION essential", "tachy tachy", "zzzz", ""])
