@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from typer.testing import CliRunner
@@ -14,6 +13,8 @@ from indexer.encoders import FakeEncoder
 from indexer.pipeline import BuildError, build_bundle
 from indexer.settings import Settings
 from indexer.store import StoreReader
+from app.search.scope import Scope
+from app.search.service import Mode, SearchService
 
 
 def _build(settings: Settings, toy_reader: StoreReader, **options):
@@ -140,3 +141,20 @@ def test_verify_checks_contents_that_opening_does_not(settings: Settings, toy_re
     texts.write_bytes(original)
     result = CliRunner().invoke(cli, ["verify", str(directory)])
     assert result.exit_code == 0 and "files match the manifest" in result.output
+
+
+def test_a_bundle_above_the_size_limit_gets_ivfpq_and_ranks_as_hnsw(settings: Settings, toy_reader: StoreReader) -> None:
+    """``kind=auto`` compresses a bundle above ``compress_above`` labels (here: every bundle),
+    records the kind built, and the ranking core ranks from its float16 copy as it ranks from the
+    HNSW index's float32 vectors."""
+    hnsw = SearchService(Bundle(_build(settings, toy_reader).directory), FakeEncoder(32), settings.search)
+    settings.vector.compress_above = 0
+    compressed = _build(settings, toy_reader)
+    manifest = read_manifest(compressed.directory)
+    assert (manifest["vector"]["kind"], manifest["vector"]["backend"]) == ("ivfpq", "faiss-ivfpq")
+    assert {"vectors.ivfpq.faiss", "vectors.f16.npy"} <= set(manifest["files"]) and "vectors.faiss" not in manifest["files"]
+    ivfpq = SearchService(Bundle(compressed.directory), FakeEncoder(32), settings.search)
+    for query in ("fast heart rate", "high blood pressure", "hearing loss"):
+        for mode in Mode:
+            expected = [(r.concept, round(r.score, 2)) for r in hnsw.rank(query, Scope(), 5, mode).rows]
+            assert [(r.concept, round(r.score, 2)) for r in ivfpq.rank(query, Scope(), 5, mode).rows] == expected != []

@@ -69,6 +69,34 @@ def test_a_verified_new_bundle_is_switched_to(serving: TestClient, built: Settin
     assert serving.get("/search", params={"q": "heart", "system": "toyicd"}).status_code == 422  # toy only now
 
 
+def test_a_bundle_swap_under_load_drops_no_request(serving: TestClient, built: Settings, toy_reader: StoreReader) -> None:
+    """Clients keep searching while a new bundle is published and switched to: every request is
+    answered 200 with results, from the old bundle or the new one, never an error between."""
+    old = _serving_id(serving)
+    new = _publish_next(built, toy_reader).name
+    answers: list[tuple[int, bool]] = []
+    stop = threading.Event()
+
+    def client() -> None:
+        while not stop.is_set():
+            response = serving.get("/search", params={"q": "fast heart rate", "system": "toy", "mode": "hybrid"})
+            answers.append((response.status_code, bool(response.status_code == 200 and response.json()["results"])))
+
+    workers = [threading.Thread(target=client) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    time.sleep(0.3)
+    before = len(answers)
+    serving.app.state.bundle_watcher.check()  # opens the new bundle beside the old, then switches
+    time.sleep(0.3)
+    stop.set()
+    for worker in workers:
+        worker.join()
+    assert _serving_id(serving) == new != old
+    assert before > 0 and len(answers) > before  # requests ran before and after the switch
+    assert set(answers) == {(200, True)}
+
+
 @pytest.mark.parametrize(
     ("damage", "reason"),
     [(_truncate_catalog, f"files do not match the manifest: {LABEL_TEXTS}"), (_change_manifest_encoder, "does not match the bundle's")],
