@@ -72,8 +72,9 @@ def sctid(item: int, partition: str) -> str:
     return next(f"{digits}{d}" for d in range(10) if verhoeff_valid(f"{digits}{d}"))
 
 
-def _term(rng: random.Random) -> str:
-    return " ".join(rng.choices(WORDS, k=rng.randint(2, 5))).capitalize()
+def _term(rng: random.Random, words: Sequence[str] = WORDS, cumulative: Sequence[float] | None = None) -> str:
+    """2 to 5 words of ``words`` (drawn by their ``cumulative`` weights when given)."""
+    return " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(2, 5))).capitalize()
 
 
 class _Release:
@@ -135,9 +136,10 @@ def write_rf2(root: Path, descriptions: int) -> int:
     return sum(out.rows.values())
 
 
-def write_meta(meta: Path, atoms: int) -> int:
+def write_meta(meta: Path, atoms: int, words: Sequence[str] = WORDS, cumulative: Sequence[float] | None = None) -> int:
     """A META directory with ``atoms`` MRCONSO rows (4 per CUI, 2 languages, 3% obsolete), one
-    MRSTY row per CUI, MRDEF for 5% and a CHD/PAR pair per CUI in MRREL, and its MRFILES."""
+    MRSTY row per CUI, MRDEF for 5% and a CHD/PAR pair per CUI in MRREL (each CUI under a random
+    earlier one), and its MRFILES; names of 2 to 5 ``words`` (by ``cumulative`` weights)."""
     rng = random.Random(11)
     with ExitStack() as stack:
         out, aui = _Release(stack, {name: (meta / name, None) for name in META_FILES}, rrf=True), 10_000_000
@@ -146,11 +148,12 @@ def write_meta(meta: Path, atoms: int) -> int:
             for sab, tty, lat, ts in ATOM_KINDS:
                 aui += 1
                 suppress = "O" if rng.random() < 0.03 else "N"
-                atom = (f"L{aui}", "PF", f"S{aui}", "Y", f"A{aui}", "", "", f"D{number}", sab, tty, number, _term(rng))
+                atom = (f"L{aui}", "PF", f"S{aui}", "Y", f"A{aui}", "", "", f"D{number}", sab, tty, number,
+                        _term(rng, words, cumulative))  # fmt: skip
                 out.row("MRCONSO.RRF", cui, lat, ts, *atom, 0, suppress, "")
             out.row("MRSTY.RRF", cui, "T047", "B2.2.1.2.1", "Disease or Syndrome", f"AT{number}", "")
             if rng.random() < 0.05:
-                out.row("MRDEF.RRF", cui, f"A{aui - 3}", f"AT{aui}", "", "MSH", f"{_term(rng)}.", "N", "")
+                out.row("MRDEF.RRF", cui, f"A{aui - 3}", f"AT{aui}", "", "MSH", f"{_term(rng, words, cumulative)}.", "N", "")
             if number > 1:
                 parent, rest = f"C{rng.randrange(1, number):07d}", (f"R{number}", "", "MSH", "MSH", "", "", "N", "")
                 out.row("MRREL.RRF", parent, "", "CUI", "CHD", cui, "", "CUI", "isa", *rest)
