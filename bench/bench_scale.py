@@ -47,7 +47,7 @@ import httpx
 import numpy as np
 
 from bench.bench_loaders import write_meta
-from bench.common import percentiles, record, rss_mib, uvicorn_server
+from bench.common import memory_mib, percentiles, record, rss_mib, uvicorn_server
 from indexer import columns
 from indexer.bundle import CATALOG, current_bundle
 from indexer.encoders import Encoder, default_model_dir, load_encoder
@@ -209,8 +209,8 @@ def serve(data_dir: Path, queries: list[str], concepts: int) -> tuple[list[str],
 def _rss_parts(pid: int) -> tuple[int, int]:
     """(anonymous, file-backed) resident MiB: mapped bundle files are page cache, shared by the
     workers of a host and reclaimable, unlike the process's own memory."""
-    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
-    return int(fields["RssAnon"].split()[0]) // 1024, int(fields["RssFile"].split()[0]) // 1024
+    anonymous, mapped = memory_mib(pid, "RssAnon", "RssFile")
+    return int(anonymous), int(mapped)
 
 
 def main() -> None:

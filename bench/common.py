@@ -34,10 +34,15 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), {memory_kib / 2**20:.0f} GiB, Python {platform.python_version()}"
 
 
+def memory_mib(pid: int, *fields: str) -> tuple[float, ...]:
+    """Memory fields of a process's ``/proc/{pid}/status`` (VmRSS, VmHWM, RssAnon...) in MiB."""
+    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return tuple(int(status[field].split()[0]) / 1024 for field in fields)
+
+
 def rss_mib(pid: int) -> tuple[float, float]:
     """(current RSS, peak RSS) of a process in MiB."""
-    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
-    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+    return memory_mib(pid, "VmRSS", "VmHWM")  # type: ignore[return-value]
 
 
 def free_port() -> int:

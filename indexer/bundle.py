@@ -283,10 +283,7 @@ class Bundle:
         """The label ids of several catalog rows, in order, and for each the index in ``rows``
         of the concept it belongs to."""
         starts, stops = self._label_starts[rows], self._label_starts[rows + 1]
-        counts = stops - starts
-        owner = np.repeat(np.arange(len(rows)), counts)
-        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        return (np.repeat(starts, counts) + offsets).astype(np.int64), owner
+        return columns.spans(starts, stops), np.repeat(np.arange(len(rows)), stops - starts)
 
     @cached_property
     def knowledge_sources(self) -> frozenset[str]:

@@ -80,12 +80,14 @@ class Links:
 
     def of(self, rows: np.ndarray) -> np.ndarray:
         """Every row linked to any of ``rows``, in one gather (repeats kept)."""
-        starts, stops = self.offsets[rows], self.offsets[rows + 1]
-        counts = stops - starts
-        if not counts.sum():
-            return np.empty(0, self.rows.dtype)
-        offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        return self.rows[np.repeat(starts, counts) + offsets]
+        return self.rows[spans(self.offsets[rows], self.offsets[rows + 1])]
+
+
+def spans(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """Every index of the half-open spans ``starts[i]:stops[i]``, in order, as one array."""
+    counts = stops - starts
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    return (np.repeat(starts, counts) + offsets).astype(np.int64)
 
 
 class CodeIndex:

@@ -297,6 +297,7 @@ class SearchService:
         left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
         code_rows = [r for r in bundle.rows_by_code(asked[0].text) if mask[r]]
         allowed = self._subtree_labels(mask) if scope.subtree is not None else None
+        narrow = allowed if allowed is not None and len(allowed) <= MAX_LEXICAL_FILTER else None  # the lexical one
         bm25: dict[int, Hit] = {}
         candidates: dict[int, None] = dict.fromkeys(code_rows)
         for query in asked:
@@ -305,7 +306,6 @@ class SearchService:
                 search = partial(bundle.vectors.search, query.vector, allowed=allowed)  # (k, range) -> hits
                 found.append(self._channel(search, ranges, depth, mask, left_out))
             if mode is not Mode.DENSE:
-                narrow = allowed if allowed is not None and len(allowed) <= MAX_LEXICAL_FILTER else None
                 lexical_search = partial(bundle.lexical.search, query.text, allowed=narrow)
                 lexical = self._channel(lambda n, r, f=lexical_search: _pairs(f(n, r)), ranges, depth, mask, left_out)
                 if not query.corrected:

@@ -28,3 +28,8 @@ class VectorIndex(Protocol):
         """Write the index's files into ``directory``; return what the bundle manifest records
         about the index besides its backend (e.g. a remote index name)."""
         ...
+
+
+def within(allowed: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """The given labels inside ``[start, stop)``, as contiguous int64 (sorted, as given)."""
+    return np.ascontiguousarray(allowed[(allowed >= start) & (allowed < stop)], dtype=np.int64)

@@ -14,7 +14,7 @@ import faiss
 import numpy as np
 
 from indexer.settings import VectorSettings
-from indexer.vector.base import IdRange
+from indexer.vector.base import IdRange, within
 from indexer.vector.numpy_flat import top_k
 from indexer.vector.rows import blocks
 
@@ -68,7 +68,7 @@ class FaissIndex:
             return np.empty(0, np.float32), np.empty(0, np.int64)
         if allowed is not None:
             start, stop = id_range or (0, self._index.ntotal)
-            allowed = np.ascontiguousarray(allowed[(allowed >= start) & (allowed < stop)], dtype=np.int64)
+            allowed = within(allowed, start, stop)
             if self._hnsw and len(allowed) <= self._exact_below:  # few: scored exactly, one product
                 return top_k(self.matrix, allowed, query, k)
         query = np.asarray(query, dtype=np.float32).reshape(1, -1)

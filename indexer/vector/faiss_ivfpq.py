@@ -25,7 +25,7 @@ import faiss
 import numpy as np
 
 from indexer.settings import VectorSettings
-from indexer.vector.base import IdRange
+from indexer.vector.base import IdRange, within
 from indexer.vector.numpy_flat import top_k
 from indexer.vector.rows import VectorWriter, blocks, open_rows, sample
 
@@ -81,7 +81,7 @@ class IvfPqIndex:
             return np.empty(0, np.float32), np.empty(0, np.int64)
         start, stop = id_range or (0, total)
         if allowed is not None:
-            allowed = np.ascontiguousarray(allowed[(allowed >= start) & (allowed < stop)], dtype=np.int64)
+            allowed = within(allowed, start, stop)
         size = len(allowed) if allowed is not None else stop - start
         if size <= self._exact_below:  # few: scored exactly
             return top_k(self.matrix, allowed if allowed is not None else np.arange(start, stop), query, k)

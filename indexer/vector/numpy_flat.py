@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.vector.base import IdRange
+from indexer.vector.base import IdRange, within
 
 FILE = "vectors.npy"
 
@@ -36,7 +36,7 @@ class NumpyFlatIndex:
         self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         start, stop = id_range or (0, len(self._vectors))
-        ids = np.arange(start, stop) if allowed is None else allowed[(allowed >= start) & (allowed < stop)]
+        ids = np.arange(start, stop) if allowed is None else within(allowed, start, stop)
         return top_k(self._vectors, ids, query, k)
 
     def save(self, directory: Path) -> dict[str, Any]:
