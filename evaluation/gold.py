@@ -2,6 +2,7 @@
 
 - :func:`synonym_items`: text → concept items whose queries are a concept's own designations
   (HPO layperson or exact synonyms, ICD-10-CM inclusion terms).
+- :func:`misspelled_items`: a concept's display with one or two typing errors → that concept.
 - :func:`leaf_to_parent`: BioLORD's SCT-L2P, leaves queried against the non-leaf concepts.
 - :func:`category_terms`: Schulz & Juric's category separation (term pairs: :mod:`evaluation.pairs`).
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from evaluation.hierarchy import Hierarchy, active_concepts
+from evaluation.typos import misspell
 from indexer.lexical.normalise import fold
 from indexer.records import Designation, DesignationUse
 from indexer.store.reader import StoreReader
@@ -91,6 +93,22 @@ def synonym_items(
         RankingItem(text, (code, *(c for c in bearers[key] if c != code)), system)
         for key, (text, code) in queries.items()
     ]
+    return sample(items, max_items, seed)
+
+
+def misspelled_items(
+    hierarchy: Hierarchy, system: str, *, concepts: Collection[str] | None = None, max_items: int | None = None, seed: int = 0
+) -> list[RankingItem]:
+    """One item per concept of ``concepts`` (all when None): its display with one edit, or two
+    (one time in three), by :func:`evaluation.typos.misspell`. A misspelling that is still some
+    concept's label is skipped; the gold is the concept."""
+    rng = random.Random(seed)
+    labels = {fold(label) for texts in hierarchy.labels.values() for label in texts}
+    items = []
+    for code in sorted(hierarchy.labels if concepts is None else set(concepts) & set(hierarchy.labels)):
+        typo = misspell(hierarchy.display(code), rng, edits=rng.choice((1, 1, 2)))
+        if typo is not None and fold(typo) not in labels:
+            items.append(RankingItem(typo, (code,), system))
     return sample(items, max_items, seed)
 
 

@@ -14,6 +14,7 @@ from indexer.settings import get_settings
 from indexer.store import StoreReader, make_engine
 from training import compare, pipeline
 from training.base_models import BaseModelError
+from training.packed import read_meta
 from training.recipe import Recipe, RecipeError
 
 cli = typer.Typer(help=__doc__, no_args_is_help=True, pretty_exceptions_enable=False)
@@ -31,18 +32,56 @@ def run_command(
 ) -> None:
     """Train (resuming an interrupted run) and export the model directory to RUN_DIR/model."""
     recipe = _recipe(recipe_path)
-    recipe_text = recipe_path.read_text(encoding="utf-8")
+    run_dir, reader = _start(recipe.name, run_dir)
+    model_dir = pipeline.run(recipe, recipe_path.read_text(encoding="utf-8"), reader, run_dir)
+    typer.echo(f"model exported: {model_dir}")
+
+
+@cli.command("pack")
+def pack_command(
+    recipe_path: Annotated[Path, typer.Argument(help="Recipe YAML, e.g. training/recipes/biolord-minilm-gpu.yaml")],
+    out: Annotated[Path, typer.Option(help="Pack directory to write (data.npz, base/, pack.json)")],
+    run_dir: Annotated[Path | None, typer.Option(help="Default: {data_dir}/training/{recipe name}")] = None,
+) -> None:
+    """The GPU recipe, step 1 (CPU): datasets with mined negatives, tokenised, and the base's fp16 weights."""
+    recipe = _recipe(recipe_path)
+    run_dir, reader = _start(recipe.name, run_dir)
+    pipeline.pack(recipe, recipe_path.read_text(encoding="utf-8"), reader, run_dir, out)
+    typer.echo(f"packed: {out} (then: python -m training.loop {out} --out WEIGHTS_DIR on the GPU)")
+
+
+@cli.command("finish")
+def finish_command(
+    pack_dir: Annotated[Path, typer.Argument(help="The pack the loop trained from")],
+    weights: Annotated[Path, typer.Option(help="The loop's output directory (fp16 shards)")],
+    run_dir: Annotated[Path | None, typer.Option(help="Default: {data_dir}/training/{recipe name}")] = None,
+) -> None:
+    """The GPU recipe, step 3 (CPU): interpolation with the base on the dev split, then ONNX export to RUN_DIR/model."""
+    try:
+        name = Recipe.model_validate(read_meta(pack_dir)["recipe"]).name
+    except (OSError, ValueError, KeyError) as exc:
+        typer.echo(f"error: {pack_dir}: not a pack ({exc})", err=True)
+        raise typer.Exit(code=1) from exc
+    run_dir, reader = _start(name, run_dir)
+    try:
+        model_dir = pipeline.finish_packed(pack_dir, weights, reader, run_dir)
+    except (FileNotFoundError, EncoderError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from exc
+    typer.echo(f"model exported: {model_dir}")
+
+
+def _start(recipe_name: str, run_dir: Path | None) -> tuple[Path, StoreReader]:
+    """The run directory (default ``{data_dir}/training/{recipe name}``), logging to its train.log, and the store."""
     settings = get_settings()
-    run_dir = run_dir or settings.data_dir / "training" / recipe.name
+    run_dir = run_dir or settings.data_dir / "training" / recipe_name
     run_dir.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         handlers=[logging.StreamHandler(), logging.FileHandler(run_dir / "train.log")],
     )
-    reader = StoreReader(make_engine(settings.store.url))
-    model_dir = pipeline.run(recipe, recipe_text, reader, run_dir)
-    typer.echo(f"model exported: {model_dir}")
+    return run_dir, StoreReader(make_engine(settings.store.url))
 
 
 def _recipe(path: Path) -> Recipe:

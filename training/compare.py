@@ -1,7 +1,8 @@
-"""Compare encoders (and BM25) on the held-out test concepts of a recipe's split.
+"""Compare encoders (and BM25) on the held-out test concepts of a recipe's split (or its dev
+concepts, to choose among candidates: :func:`dev_score`).
 
-Tasks (DESIGN.md §4): text → concept with lay, exact-synonym and inclusion-term queries
-(search space: every concept's display, so a query's own text is never indexed); SCT-L2P-style
+Tasks (DESIGN.md §4): text → concept with lay, exact-synonym, misspelled-name and inclusion-term
+queries (search space: every concept's display, so a query's own text is never indexed); SCT-L2P-style
 leaf → parent (search space: the non-leaf concepts); Schulz & Juric term similarity (ROC AUC,
 easy and hard); category separation (overlap error).
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.gold import category_terms, leaf_to_parent, synonym_items
+from evaluation.gold import RankingItem, category_terms, leaf_to_parent, misspelled_items, synonym_items
 from evaluation.hierarchy import Hierarchy
 from evaluation.pairs import term_pairs
 from evaluation.runner import evaluate_ranking, evaluate_separation, evaluate_similarity
@@ -31,7 +32,9 @@ MAX_ITEMS = 500
 K = 10
 # HPO branches for category separation: upper vs lower limb (close), metabolism (distant).
 CATEGORIES = ("HP:0002817", "HP:0002814", "HP:0001939")
-RANKING_TASKS = (("hpo", "layperson"), ("hpo", "exact"), ("icd10cm", "inclusion"))
+MISSPELLED = "misspelled"
+# Text → concept query kinds, tried in every system of the recipe; a kind with no item there is left out.
+QUERY_KINDS = ("layperson", "exact", MISSPELLED, "inclusion")
 
 
 @dataclass
@@ -65,31 +68,41 @@ class Retriever:
         return [(int(i), float(scores[i])) for i in np.argsort(-scores)[:n]]
 
 
-def compare(recipe: Recipe, reader: StoreReader, encoders: dict[str, Encoder | None]) -> dict[str, dict[str, Any]]:
-    """``encoders`` maps a column name to an encoder, or to None for BM25. Returns task → column → metrics."""
+def compare(
+    recipe: Recipe,
+    reader: StoreReader,
+    encoders: dict[str, Encoder | None],
+    split: Split = Split.TEST,
+    max_items: int = MAX_ITEMS,
+    ranking_only: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """``encoders`` maps a column name to an encoder, or to None for BM25. Returns task → column → metrics.
+    With ``ranking_only``, the similarity and separation tasks are left out."""
     results: dict[str, dict[str, Any]] = {}
-    hierarchies = {system: Hierarchy.from_reader(reader, system) for system in {s for s, _ in RANKING_TASKS}}
-    test = {system: concepts_of(recipe, h, system, Split.TEST) for system, h in hierarchies.items()}
+    hierarchies = {system: Hierarchy.from_reader(reader, system) for system in recipe.systems}
+    test = {system: concepts_of(recipe, h, system, split) for system, h in hierarchies.items()}
     with tempfile.TemporaryDirectory() as tmp:
         for system, hierarchy in hierarchies.items():
             everything = Space(list(hierarchy.labels), [hierarchy.display(c) for c in hierarchy.labels])
-            l2p = leaf_to_parent(hierarchy, system, concepts=test[system], max_items=MAX_ITEMS, seed=1)
+            l2p = leaf_to_parent(hierarchy, system, concepts=test[system], max_items=max_items, seed=1)
             inner = Space(sorted(l2p.candidates), [hierarchy.display(c) for c in sorted(l2p.candidates)])
-            queries = {
-                kind: synonym_items(reader, system, kind, concepts=test[system], max_items=MAX_ITEMS, seed=1)
-                for task_system, kind in RANKING_TASKS
-                if task_system == system
-            }
+            queries = {kind: _items(reader, hierarchy, system, kind, test[system], max_items) for kind in QUERY_KINDS}
             for name, encoder in encoders.items():
                 full = Retriever(everything, encoder, Path(tmp) / f"{system}-{name}-all")
                 for kind, items in queries.items():
+                    if not items:
+                        continue
                     report = evaluate_ranking(items, full, gain=hierarchy.gains, k=K, labels=hierarchy.labels)
                     results.setdefault(f"{system} {kind} → concept", {})[name] = _ranking(report)
+                if not l2p.items:
+                    continue
                 parents = Retriever(inner, encoder, Path(tmp) / f"{system}-{name}-inner")
                 report = evaluate_ranking(l2p.items, parents, k=K, candidates=l2p.candidates)
                 results.setdefault(f"{system} leaf → parent", {})[name] = {
                     "acc@1": report.metrics["hits@1"], "mrr": report.metrics["mrr"], "n": report.count
                 }
+        if ranking_only or "hpo" not in hierarchies:
+            return results
         hpo = hierarchies["hpo"]
         pairs = term_pairs(reader, "hpo", concepts=test["hpo"], max_positives=2000, seed=1)
         categories = category_terms(hpo, *CATEGORIES)
@@ -105,6 +118,21 @@ def compare(recipe: Recipe, reader: StoreReader, encoders: dict[str, Encoder | N
                 "overlap_error": evaluate_separation(categories, similarity).overlap_error
             }
     return results
+
+
+def dev_scores(recipe: Recipe, reader: StoreReader, encoders: dict[str, Encoder], max_items: int) -> dict[str, float]:
+    """Each encoder's mean Hits@1 (Acc@1 for leaf → parent) over the ranking tasks, on the dev split."""
+    results = compare(recipe, reader, encoders, Split.DEV, max_items, ranking_only=True)
+    return {
+        name: float(np.mean([columns[name].get("hits@1", columns[name].get("acc@1")) for columns in results.values()]))
+        for name in encoders
+    }
+
+
+def _items(reader: StoreReader, hierarchy: Hierarchy, system: str, kind: str, concepts: set[str], max_items: int) -> list[RankingItem]:
+    if kind == MISSPELLED:
+        return misspelled_items(hierarchy, system, concepts=concepts, max_items=max_items, seed=1)
+    return synonym_items(reader, system, kind, concepts=concepts, max_items=max_items, seed=1)
 
 
 def concepts_of(recipe: Recipe, hierarchy: Hierarchy, system: str, split: Split) -> set[str]:

@@ -1,4 +1,5 @@
-"""A whole recipe: data → contrastive → lay phase → self-distillation → averaging → ONNX export.
+"""A whole recipe: data → contrastive → lay phase → self-distillation → averaging → interpolation
+with the base → ONNX export.
 
 Run directories live under ``{data_dir}/training/{recipe name}``; re-running a recipe resumes.
 """
@@ -9,14 +10,20 @@ import json
 import logging
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from datasets import Dataset
+from sentence_transformers import SentenceTransformer
 
 from indexer.encoders.export import PARITY_TEXTS, export_model
 from indexer.store import StoreReader
-from training import base_models, train
+from training import base_models, compare, train
+from training.data import builders, negatives
 from training.data.builders import sample
+from training.loop import LOOP_RECORD
+from training.packed import Packed, TextTable, load_shards, read_meta, save_shards, write_meta
 from training.data.graph import Key, OntologyGraph
 from training.data.splits import Split, held_out
 from training.recipe import ContrastiveConfig, Recipe
@@ -24,9 +31,20 @@ from training.recipe import ContrastiveConfig, Recipe
 log = logging.getLogger("training")
 
 
-def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) -> Path:
-    """Train and export; returns the exported model directory (``run_dir / "model"``)."""
-    started = time.perf_counter()
+@dataclass
+class Prepared:
+    """What every phase starts from: the base model, the graph, the training concepts, the
+    contrastive phase's datasets as trained and the data summary recorded with the model."""
+
+    base_dir: Path
+    graph: OntologyGraph
+    train_keys: set[Key]
+    datasets: dict[str, Dataset]
+    data: dict
+
+
+def prepare(recipe: Recipe, reader: StoreReader, run_dir: Path) -> Prepared:
+    """The base model, the split and the contrastive datasets (negatives mined once, then saved)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     base_dir = base_models.resolve(recipe.base_model, run_dir.parent / ".base-models")
     graph = OntologyGraph.from_store(reader, recipe.systems)
@@ -40,13 +58,23 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
         train_keys,
         run_dir / "contrastive-hard-negatives.jsonl",
     )
-    lay_datasets = train.build_datasets(recipe, recipe.lay, graph, train_keys) if recipe.lay.enabled else {}
     data = {
         "systems": {key: reader.system(key).version for key in recipe.systems},
         "split": {split.value: len(keys) for split, keys in splits.items()},
         "examples": _sizes(datasets),
-        "lay_examples": _sizes(lay_datasets),
     }
+    return Prepared(base_dir, graph, train_keys, datasets, data)
+
+
+def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) -> Path:
+    """Train and export; returns the exported model directory (``run_dir / "model"``)."""
+    started = time.perf_counter()
+    prepared = prepare(recipe, reader, run_dir)
+    base_dir, graph, train_keys, datasets, data = (
+        prepared.base_dir, prepared.graph, prepared.train_keys, prepared.datasets, prepared.data
+    )
+    lay_datasets = train.build_datasets(recipe, recipe.lay, graph, train_keys) if recipe.lay.enabled else {}
+    data["lay_examples"] = _sizes(lay_datasets)
     (run_dir / "data.json").write_text(json.dumps(data, indent=2))
     log.info("data: %s", data)
 
@@ -68,17 +96,31 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
         final = _soup(lay, run_dir / "lay-soup")
     if recipe.distill.enabled:
         seed = recipe.distill.seeds[0]
-        distilled = set(sample(sorted(train_keys), recipe.distill.max_concepts, random.Random(seed)))
-        targets = train.distillation_targets(final, graph, distilled, train_keys, recipe.distill.dims, seed)
+        targets = train.distillation_targets(final, graph, distilled(recipe, train_keys), train_keys, recipe.distill.dims, seed)
         students = [
             train.distill(base_dir, graph, targets, recipe.distill, recipe.max_seq_length, run_dir / f"distill-{seed}", seed)
             for seed in recipe.distill.seeds
         ]
         final = _soup(students, run_dir / "distill-soup")
+    return finish(recipe, recipe_text, reader, final, base_dir, run_dir, data, time.perf_counter() - started)
 
-    minutes = round((time.perf_counter() - started) / 60, 1)
+
+def distilled(recipe: Recipe, train_keys: set[Key]) -> set[Key]:
+    """The training concepts whose labels the distillation phase regresses (``distill.max_concepts``)."""
+    return set(sample(sorted(train_keys), recipe.distill.max_concepts, random.Random(recipe.distill.seeds[0])))
+
+
+def finish(
+    recipe: Recipe, recipe_text: str, reader: StoreReader, trained: Path, base_dir: Path, run_dir: Path, data: dict, seconds: float
+) -> Path:
+    """The last phase (interpolation with the base, when on) and the ONNX export to ``run_dir / "model"``."""
+    started = time.perf_counter()
+    if recipe.interpolate.enabled:
+        trained, data["interpolation"] = interpolate(recipe, reader, trained, base_dir, run_dir)
+        (run_dir / "data.json").write_text(json.dumps(data, indent=2))
+    minutes = round((seconds + time.perf_counter() - started) / 60, 1)
     return export_model(
-        final,
+        trained,
         run_dir / "model",
         model_id=recipe.export.model_id,
         quantize=recipe.export.quantize,
@@ -87,6 +129,60 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
         recipe={"name": recipe.name, "yaml": recipe_text, "training_minutes_this_run": minutes},
         data=data,
     )
+
+
+def pack(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path, out: Path) -> Path:
+    """The GPU recipe's carry-on (:mod:`training.packed`): the contrastive datasets (negatives mined
+    here, by the base), the distillation concepts with their meanings, tokenised, and the base's
+    weights in fp16 shards with its config; ``python -m training.loop`` trains from it."""
+    prepared = prepare(recipe, reader, run_dir)
+    table = TextTable()
+    datasets = {name: table.rows(zip(*(ds[c] for c in ds.column_names), strict=True)) for name, ds in prepared.datasets.items()}
+    rng = random.Random(recipe.distill.seeds[0])
+    keys = sorted(distilled(recipe, prepared.train_keys)) if recipe.distill.enabled else []
+    graph = prepared.graph
+    concepts = table.rows([graph.nodes[k].name, builders.meaning(graph, k, prepared.train_keys, rng)] for k in keys)
+    labels = np.asarray([(table(label), row) for row, k in enumerate(keys) for label in graph.nodes[k].labels], np.int32).reshape(-1, 2)
+    base = SentenceTransformer(str(prepared.base_dir), device="cpu")[0]
+    tokens, offsets = table.tokens(base.tokenizer, recipe.max_seq_length)
+    Packed(tokens, offsets, datasets, concepts.reshape(-1, 2), labels).save(out)
+    state = base.auto_model.state_dict()
+    save_shards(state, out / "base", [name for name, tensor in state.items() if tensor.is_floating_point()])
+    base.auto_model.config.save_pretrained(out / "base")
+    meta = {"recipe": recipe.model_dump(mode="json"), "recipe_yaml": recipe_text, "data": prepared.data}
+    write_meta(out, {**meta, "pad_token_id": base.tokenizer.pad_token_id, "texts": len(offsets) - 1})
+    log.info("packed %d texts, %s", len(offsets) - 1, prepared.data["examples"])
+    return out
+
+
+def finish_packed(pack_dir: Path, weights_dir: Path, reader: StoreReader, run_dir: Path) -> Path:
+    """The GPU recipe's end, on the CPU: the base with the loop's weights (``weights_dir``), then
+    :func:`finish` (interpolation on the dev split, ONNX export)."""
+    meta = read_meta(pack_dir)
+    recipe = Recipe.model_validate(meta["recipe"])
+    base_dir = base_models.resolve(recipe.base_model, run_dir.parent / ".base-models")
+    model = SentenceTransformer(str(base_dir), device="cpu")
+    state = model[0].auto_model.state_dict()
+    model[0].auto_model.load_state_dict({**state, **load_shards(weights_dir)})
+    trained = run_dir / "loop" / train.FINAL
+    model.save(str(trained))
+    loop = json.loads((weights_dir / LOOP_RECORD).read_text()) if (weights_dir / LOOP_RECORD).is_file() else {}
+    data = {**meta["data"], "loop": loop}
+    return finish(recipe, meta["recipe_yaml"], reader, trained, base_dir, run_dir, data, 60 * loop.get("minutes", 0))
+
+
+def interpolate(recipe: Recipe, reader: StoreReader, trained: Path, base_dir: Path, run_dir: Path) -> tuple[Path, dict]:
+    """WiSE-FT: the candidate ``alpha * trained + (1 - alpha) * base`` that scores best on the dev
+    split, with every candidate's score (``training.compare.dev_scores``)."""
+    config = recipe.interpolate
+    candidates = {
+        f"{alpha:g}": trained if alpha == 1 else train.average([trained, base_dir], run_dir / f"interpolate-{alpha:g}", [alpha, 1 - alpha])
+        for alpha in config.alphas
+    }
+    scores = compare.dev_scores(recipe, reader, {name: train.InMemoryEncoder(d) for name, d in candidates.items()}, config.max_items)
+    best = max(scores, key=lambda name: (scores[name], -abs(float(name) - 0.5)))
+    log.info("interpolation: dev scores %s, alpha %s", scores, best)
+    return candidates[best], {"alpha": float(best), "dev_scores": scores}
 
 
 def export_base(name: str, reader: StoreReader, systems: list[str], out_dir: Path, quantize: bool = True) -> Path:
@@ -108,13 +204,20 @@ def _prepared(
     """The phase's datasets as trained: with ``phase.hard_negatives``, its lay pairs (and
     ``phase.bridges`` pairs into the other systems) get that many negatives each, mined by
     ``model_dir``, the model the phase starts from, and saved at ``path`` once (a resumed run reads
-    them back); then ``phase.repeats`` applies."""
+    them back); then ``phase.repeats`` applies. Lay pairs that find no fair negative are dropped
+    (a store too small to hold one leaves the phase without lay pairs)."""
     if phase.hard_negatives and "lay" in datasets:
         if not path.is_file():
             partial = path.with_suffix(".partial")
-            train.hard_negatives(model_dir, datasets["lay"], graph, train_keys, phase.hard_negatives, bridges=phase.bridges).to_json(str(partial))
+            lay = list(zip(datasets["lay"]["anchor"], datasets["lay"]["positive"], strict=True))
+            rows = negatives.mine(train.encoder(model_dir), lay, graph, train_keys, phase.hard_negatives, bridges=phase.bridges)
+            names = negatives.columns(phase.hard_negatives)
+            Dataset.from_dict({c: [row[i] for row in rows] for i, c in enumerate(names)}).to_json(str(partial))
             partial.replace(path)
-        datasets = {**datasets, "lay": Dataset.from_json(str(path))}
+        if not path.stat().st_size:
+            log.warning("no lay pair found %d fair negatives: the phase has no lay pairs", phase.hard_negatives)
+        mined = Dataset.from_json(str(path)) if path.stat().st_size else None
+        datasets = {name: mined if name == "lay" else ds for name, ds in datasets.items() if name != "lay" or mined}
     return train.repeated(datasets, phase.repeats)
 
 

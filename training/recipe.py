@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, Field, PositiveInt, ValidationError
+from pydantic import BaseModel, Field, PositiveInt, ValidationError, field_validator
 
 
 # The builders of ``training.data.builders`` a phase can draw on.
-DatasetName = Literal["definitions", "descriptions", "synonyms", "triplets", "lay"]
+DatasetName = Literal["definitions", "descriptions", "entries", "hierarchy", "synonyms", "triplets", "lay"]
 
 
 class SplitConfig(BaseModel):
@@ -35,6 +35,9 @@ class PhaseConfig(BaseModel):
     weight_decay: float = 0.01
     save_steps: int = 200
     seeds: list[int] = Field(default_factory=lambda: [42])
+    # Forgetting guards: the token embeddings (and this many of the lowest transformer layers) stay as in the base.
+    freeze_embeddings: bool = False
+    frozen_layers: int = Field(default=0, ge=0)
 
 
 class ContrastiveConfig(PhaseConfig):
@@ -68,6 +71,22 @@ class DistillConfig(PhaseConfig):
     max_concepts: int | None = None
 
 
+class InterpolateConfig(BaseModel):
+    """WiSE-FT, the last phase: weights ``alpha * trained + (1 - alpha) * base``, with the alpha of
+    ``alphas`` that scores best on the dev split (mean Hits@1 of ``training.compare``'s ranking tasks)."""
+
+    enabled: bool = False
+    alphas: list[float] = Field(default_factory=lambda: [0.4, 0.5, 0.6, 0.7, 0.8, 1.0])
+    max_items: PositiveInt = 200  # dev items per task
+
+    @field_validator("alphas")
+    @classmethod
+    def _in_unit_interval(cls, alphas: list[float]) -> list[float]:
+        if not alphas or any(not 0 <= a <= 1 for a in alphas):
+            raise ValueError("alphas must be one or more numbers from 0 to 1")
+        return alphas
+
+
 class ExportConfig(BaseModel):
     model_id: str
     quantize: bool = True
@@ -83,6 +102,7 @@ class Recipe(BaseModel):
     contrastive: ContrastiveConfig = ContrastiveConfig()
     lay: LayConfig = LayConfig()
     distill: DistillConfig = DistillConfig()
+    interpolate: InterpolateConfig = InterpolateConfig()
     export: ExportConfig
 
     @classmethod

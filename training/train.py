@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import logging
 import random
-import re
-from collections import Counter, defaultdict
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +21,10 @@ from sentence_transformers.sentence_transformer.training_args import (
 )
 from sklearn.decomposition import PCA
 
-from indexer.lexical.normalise import fold
-from training.data import builders
+from training.data import builders, negatives
 from training.data.graph import Key, OntologyGraph
 from training.recipe import ContrastiveConfig, DistillConfig, PhaseConfig, Recipe
+from training.weights import blend, freeze
 
 log = logging.getLogger("training")
 FINAL = "final"
@@ -40,6 +37,8 @@ def build_datasets(recipe: Recipe, phase: ContrastiveConfig, graph: OntologyGrap
     makers = {
         "definitions": lambda: builders.definition_pairs(graph, train, data.definition_repeats, rng),
         "descriptions": lambda: builders.description_pairs(graph, train, data.descriptions_per_concept, rng),
+        "entries": lambda: builders.entry_descriptions(graph, train),
+        "hierarchy": lambda: builders.hierarchy_rows(graph, train, rng),
         "synonyms": lambda: builders.synonym_pairs(graph, train, data.synonyms_per_concept, rng),
         "triplets": lambda: builders.triplets(graph, train, rng),
         "lay": lambda: builders.lay_pairs(graph, train),
@@ -72,116 +71,10 @@ def contrastive(base_dir: Path, datasets: dict[str, Dataset], config: Contrastiv
     return out / FINAL
 
 
-def hard_negatives(
-    model_dir: Path,
-    pairs: Dataset,
-    graph: OntologyGraph,
-    train: set[Key],
-    per_pair: int = 1,
-    depth: int = 64,
-    threshold: float = 0.8,
-    bridges: int = 0,
-    bridge_threshold: float = 0.7,
-) -> Dataset:
-    """Columns ``(anchor, positive, negative)``, or ``negative_1`` … ``negative_{per_pair}``: each
-    lay pair plus labels that ``model_dir`` finds near its anchor among the training labels of
-    every system but which mean something else. Skipped: a label of the anchor's concept, its
-    ancestors or descendants, a label containing one of the concept's labels as whole words ("Acute
-    myocardial infarction" for "Myocardial infarction"), and one within cosine ``threshold`` of one
-    of the concept's formal labels (another system's name for the same thing). Nearness to the lay
-    wording itself is no reason to skip: "Heart failure" near "heart attack" is the lesson.
-    An anchor's pairs take its fair negatives in order of nearness, in turn; a pair whose anchor
-    finds fewer than ``per_pair`` within ``depth`` is dropped.
-
-    With ``bridges``, each anchor is also paired with up to that many labels of *other* systems
-    that contain one of its concept's formal names (4 characters or more) as whole words and lie
-    within cosine ``bridge_threshold`` of it: "Heart attack" with ICD-10-CM's "Acute myocardial
-    infarction" through HPO's "Myocardial infarction". No mapping between the systems is needed.
-    """
-    owners: dict[str, set[Key]] = defaultdict(set)
-    for key in train:
-        for text in graph.nodes[key].lay:
-            owners[text].add(key)
-    anchors = sorted(set(pairs["anchor"]))
-    corpus = [(label, key) for key in sorted(train) for label in graph.nodes[key].labels]
-    rows_of: dict[Key, list[int]] = defaultdict(list)
-    for row, (_, key) in enumerate(corpus):
-        rows_of[key].append(row)
+def encoder(model_dir: Path) -> negatives.Encode:
+    """``model_dir``'s normalised embeddings, on the CPU."""
     model = SentenceTransformer(str(model_dir), device="cpu")
-    queries = model.encode(anchors, batch_size=256, normalize_embeddings=True, show_progress_bar=True)
-    labels = model.encode([label for label, _ in corpus], batch_size=256, normalize_embeddings=True, show_progress_bar=True)
-    negatives: dict[str, list[str]] = {}
-    for start in range(0, len(anchors), 256):
-        nearest = np.argsort(-(queries[start : start + 256] @ labels.T), axis=1)[:, :depth]
-        for text, row in zip(anchors[start : start + 256], nearest, strict=True):
-            formal = _formal_rows(graph, owners[text], corpus, rows_of)
-            same = (labels[row] @ labels[formal].T).max(axis=1) >= threshold if formal else np.zeros(len(row), bool)
-            fair = _fair_negative(graph, owners[text])
-            found = list(dict.fromkeys(corpus[j][0] for j, close in zip(row, same, strict=True) if not close and fair(*corpus[j])))
-            if len(found) >= per_pair:
-                negatives[text] = found
-    extra = _bridges(graph, owners, anchors, corpus, rows_of, labels, bridges, bridge_threshold) if bridges else []
-    rows, turn = [], Counter()
-    for anchor, positive in [*zip(pairs["anchor"], pairs["positive"], strict=True), *extra]:
-        if anchor in negatives:
-            found, first = negatives[anchor], turn[anchor] * per_pair
-            rows.append((anchor, positive, *(found[(first + i) % len(found)] for i in range(per_pair))))
-            turn[anchor] += 1
-    columns = ["anchor", "positive", *(["negative"] if per_pair == 1 else [f"negative_{i + 1}" for i in range(per_pair)])]
-    return Dataset.from_dict({c: [row[i] for row in rows] for i, c in enumerate(columns)})
-
-
-def _bridges(
-    graph: OntologyGraph,
-    owners: dict[str, set[Key]],
-    anchors: list[str],
-    corpus: list[tuple[str, Key]],
-    rows_of: dict[Key, list[int]],
-    labels: np.ndarray,
-    per_anchor: int,
-    threshold: float,
-) -> list[tuple[str, str]]:
-    """(anchor, label of another system) pairs; see :func:`hard_negatives`."""
-    formal_rows = sorted({j for text in anchors for j in _formal_rows(graph, owners[text], corpus, rows_of) if len(corpus[j][0]) >= 4})
-    near: dict[int, list[tuple[float, int]]] = {}
-    for start in range(0, len(formal_rows), 256):
-        chunk = formal_rows[start : start + 256]
-        scores = labels[chunk] @ labels.T
-        for i, row in zip(chunk, scores, strict=True):
-            top = np.argsort(-row)[:32]
-            name = _whole_words(corpus[i][0])
-            near[i] = [
-                (float(row[j]), int(j))
-                for j in top
-                if row[j] >= threshold and corpus[j][1][0] != corpus[i][1][0] and name.search(fold(corpus[j][0]))
-            ]
-    out = []
-    for text in anchors:
-        found = sorted(hit for owner in owners[text] for j in rows_of[owner] for hit in near.get(j, []))[::-1]
-        out.extend((text, label) for label in list(dict.fromkeys(corpus[j][0] for _, j in found))[:per_anchor])
-    return out
-
-
-def _formal_rows(graph: OntologyGraph, owners: set[Key], corpus: list[tuple[str, Key]], rows_of: dict[Key, list[int]]) -> list[int]:
-    """Corpus rows of the ``owners`` concepts' labels that are not lay wording."""
-    return [j for owner in owners for j in rows_of[owner] if corpus[j][0] not in graph.nodes[owner].lay]
-
-
-def _fair_negative(graph: OntologyGraph, owners: set[Key]) -> Callable[[str, Key], bool]:
-    """Whether ``label`` of ``key`` may be a negative for an anchor of the ``owners`` concepts: not
-    an owner, an ancestor or a descendant of one, and not containing an owner's label as whole words."""
-    related = owners.union(*(graph.ancestors(owner) for owner in owners))
-    own = [_whole_words(label) for owner in owners for label in graph.nodes[owner].labels]
-    return lambda label, key: (
-        key not in related
-        and owners.isdisjoint(graph.ancestors(key))
-        and not any(pattern.search(fold(label)) for pattern in own)
-    )
-
-
-def _whole_words(label: str) -> re.Pattern[str]:
-    """Finds ``label`` as whole words in folded text: "myocardial infarction" in "Acute myocardial infarction"."""
-    return re.compile(rf"\b{re.escape(fold(label))}\b")
+    return lambda texts: model.encode(texts, batch_size=256, normalize_embeddings=True, show_progress_bar=True)
 
 
 def distillation_targets(
@@ -193,11 +86,7 @@ def distillation_targets(
     """
     rng = random.Random(seed)
     keys = sorted(concepts)
-    definitions = []
-    for key in keys:
-        node = graph.nodes[key]
-        texts = node.definitions or builders.descriptions(graph, key, train, rng) or [node.name]
-        definitions.append(texts[0])
+    definitions = [builders.meaning(graph, key, train, rng) for key in keys]
     teacher = SentenceTransformer(str(teacher_dir), device="cpu")
     names = teacher.encode([graph.nodes[k].name for k in keys], batch_size=128, show_progress_bar=True)
     meanings = teacher.encode(definitions, batch_size=128, show_progress_bar=True)
@@ -221,19 +110,30 @@ def distill(
     return out / FINAL
 
 
-def average(model_dirs: list[Path], out: Path) -> Path:
-    """Uniform weight averaging (a model soup) of models with one architecture."""
+def average(model_dirs: list[Path], out: Path, weights: list[float] | None = None) -> Path:
+    """Weighted weight averaging of models with one architecture: a uniform soup by default, or
+    WiSE-FT's interpolation with the base (``[alpha, 1 - alpha]``)."""
     if _done(out):
         return out / FINAL
     soup = SentenceTransformer(str(model_dirs[0]), device="cpu")
-    states = [SentenceTransformer(str(d), device="cpu").state_dict() for d in model_dirs]
-    averaged = {
-        name: (sum(s[name] for s in states) / len(states)) if tensor.is_floating_point() else tensor
-        for name, tensor in states[0].items()
-    }
-    soup.load_state_dict(averaged)
+    soup.load_state_dict(blend([SentenceTransformer(str(d), device="cpu").state_dict() for d in model_dirs], weights))
     soup.save(str(out / FINAL))
     return out / FINAL
+
+
+class InMemoryEncoder:
+    """A sentence-transformers model directory as an :class:`indexer.encoders.Encoder` (fp32, CPU),
+    to score a candidate before it is exported."""
+
+    sha256 = ""
+
+    def __init__(self, model_dir: Path) -> None:
+        self.model = SentenceTransformer(str(model_dir), device="cpu")
+        self.id = model_dir.name
+        self.dimension = self.model.get_embedding_dimension()
+
+    def encode(self, texts) -> np.ndarray:  # noqa: ANN001
+        return self.model.encode(list(texts), batch_size=128, normalize_embeddings=True, convert_to_numpy=True).astype(np.float32)
 
 
 def _load(base_dir: Path, max_seq_length: int) -> SentenceTransformer:
@@ -261,6 +161,7 @@ def _train(model, datasets, loss, config: PhaseConfig, out: Path, seed: int, sam
         report_to="none",
         use_cpu=True,
     )
+    freeze(model[0].auto_model, config)
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=datasets, loss=loss)
     resume = any((out / "checkpoints").glob("checkpoint-*"))
     trainer.train(resume_from_checkpoint=resume or None)

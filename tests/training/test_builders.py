@@ -58,21 +58,85 @@ def test_graph_neighbourhoods(graph: OntologyGraph) -> None:
 
 def test_triplets_follow_algorithm_1(graph: OntologyGraph) -> None:
     triplets = builders.triplets(graph, keys("A", "B", "C", "D"), random.Random(0))
+    # Algorithm 1 less (l1, l2, parent): the parent is never a negative.
     assert triplets == [
-        ("Tachycardia", "Fast heart rate", "Heart disease"),
         ("Tachycardia", "Fast heart rate", "Bradycardia"),
         ("Tachycardia", "Heart disease", "Bradycardia"),
-        ("Fast heart rate", "Tachycardia", "Heart disease"),
         ("Fast heart rate", "Tachycardia", "Bradycardia"),
         ("Fast heart rate", "Heart disease", "Bradycardia"),
     ]
 
 
 def test_triplets_skip_what_is_missing(graph: OntologyGraph) -> None:
-    # Without D there is no sibling or uncle: only the (l1, l2, parent) triplets remain.
-    assert builders.triplets(graph, keys("B", "C"), random.Random(0)) == [
-        ("Tachycardia", "Fast heart rate", "Heart disease"),
-        ("Fast heart rate", "Tachycardia", "Heart disease"),
+    # Without D there is no sibling or uncle to be the negative: no triplet.
+    assert builders.triplets(graph, keys("B", "C"), random.Random(0)) == []
+
+
+def test_hierarchy_rows_keep_the_parent_near_and_an_uncle_far() -> None:
+    graph = OntologyGraph.from_concepts(
+        "x",
+        [
+            _concept("A", "Disease"),
+            _concept("B", "Heart disease", parents=("A",)),
+            _concept("C", "Tachycardia", parents=("B",)),
+            _concept("D", "Bradycardia", parents=("B",)),  # a sibling: never the negative
+            _concept("E", "Lung disease", parents=("A",)),
+            _concept("F", "Pneumonia", "Lung infection", parents=("E",)),
+        ],
+    )
+    rows = builders.hierarchy_rows(graph, keys("A", "B", "C", "D", "E", "F"), random.Random(0))
+    assert rows == [
+        ("Tachycardia", "Heart disease", "Lung disease"),
+        ("Bradycardia", "Heart disease", "Lung disease"),
+        (rows[2][0], "Lung disease", "Heart disease"),
+    ]
+    assert rows[2][0] in {"Pneumonia", "Lung infection"}
+    # B and E have a parent but no uncle; without E, nothing is a branch over.
+    assert builders.hierarchy_rows(graph, keys("A", "B", "C", "D"), random.Random(0)) == []
+
+
+def test_icd_extensions_collapse_and_inclusion_terms_describe_their_code() -> None:
+    """7th-character extensions leave the graph; inclusion terms and includes notes are entry
+    terms: descriptions of their code, never labels or synonyms."""
+    graph = OntologyGraph.from_concepts(
+        "icd10cm",
+        [
+            _concept("S72", "Fracture of femur"),
+            Concept(
+                "S72.0",
+                "Fracture of head and neck of femur",
+                designations=[
+                    Designation("Fracture of head and neck of femur", "preferred"),
+                    Designation("Fracture of hip NOS", type="inclusion"),
+                    Designation("femoral neck fracture", type="includes"),
+                ],
+                relationships=[Relationship(IS_A, "S72")],
+            ),
+            Concept(
+                "S72.0XXA",
+                "Fracture of head and neck of femur, initial encounter for closed fracture",
+                designations=[Designation("initial encounter for fracture NOS", type="inclusion")],
+                relationships=[Relationship(IS_A, "S72.0")],
+                properties={"kind": "code", "seventh_character": "A"},
+            ),
+        ],
+    )
+    assert sorted(code for _, code in graph.nodes) == ["S72", "S72.0"]
+    node = graph.nodes[("icd10cm", "S72.0")]
+    assert (node.labels, node.entries, node.children) == (
+        ["Fracture of head and neck of femur"],
+        ["Fracture of hip NOS", "femoral neck fracture"],
+        [],
+    )
+    allowed = set(graph.nodes)
+    assert builders.synonym_pairs(graph, allowed, 6, random.Random(0)) == []
+    assert builders.entry_descriptions(graph, allowed) == [
+        ("Fracture of head and neck of femur", "Fracture of hip NOS which is a kind of Fracture of head and neck of femur"),
+        ("Fracture of head and neck of femur", "femoral neck fracture which is a kind of Fracture of head and neck of femur"),
+    ]
+    # Descriptions name the parent by its title.
+    assert builders.descriptions(graph, ("icd10cm", "S72.0"), allowed, random.Random(0)) == [
+        "something which is a kind of Fracture of femur"
     ]
 
 
@@ -156,7 +220,7 @@ def test_splits_are_stable_and_disjoint() -> None:
 def test_held_out_concepts_never_reach_training_text() -> None:
     graph = OntologyGraph.from_concepts("toy", toy_concepts())
     train = {k for k in graph.nodes if k[1] not in {"T:1", "T:4"}}
-    held_labels = {label for k in graph.nodes.keys() - train for label in graph.nodes[k].labels}
+    held_labels = {text for k in graph.nodes.keys() - train for text in graph.nodes[k].labels + graph.nodes[k].entries}
     rng = random.Random(3)
     texts = [
         text
@@ -165,6 +229,8 @@ def test_held_out_concepts_never_reach_training_text() -> None:
             builders.description_pairs(graph, train, 5, rng),
             builders.synonym_pairs(graph, train, 6, rng),
             builders.triplets(graph, train, rng),
+            builders.hierarchy_rows(graph, train, rng),
+            builders.entry_descriptions(graph, train),
             builders.lay_pairs(graph, train),
         )
         for row in rows

@@ -22,7 +22,7 @@ def test_run_names_the_recipe_file_and_its_wrong_field(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["run", str(recipe), "--run-dir", str(tmp_path / "run")])
     assert result.exit_code == 1
     assert result.output == (
-        f"error: {recipe}: lay.datasets.1: Input should be 'definitions', 'descriptions', 'synonyms', 'triplets' or 'lay'\n"
+        f"error: {recipe}: lay.datasets.1: Input should be 'definitions', 'descriptions', 'entries', 'hierarchy', 'synonyms', 'triplets' or 'lay'\n"
     )
     assert not (tmp_path / "run").exists()
 

@@ -4,15 +4,20 @@ and bridges (labels of another system that contain the concept's name)."""
 from __future__ import annotations
 
 import pytest
-from datasets import Dataset
 
 from indexer.records import IS_A, Concept, Designation, Relationship
 from training import base_models, train
-from training.data import builders
+from training.data import builders, negatives
 from training.data.graph import OntologyGraph
 
 pytestmark = pytest.mark.model
 LAY = {"scope": "EXACT", "type": "layperson"}
+HEART_ATTACK = [("Heart attack", "Myocardial infarction")]
+
+
+def _mine(tmp_path, pairs, graph: OntologyGraph, **options) -> list[tuple[str, ...]]:  # noqa: ANN001
+    encode = train.encoder(base_models.resolve(base_models.MINILM, tmp_path))
+    return negatives.mine(encode, pairs, graph, set(graph.nodes), **options)
 
 
 def _concept(code: str, name: str, *designations: Designation, parent: str | None = None) -> Concept:
@@ -31,28 +36,37 @@ def test_the_nearest_unrelated_label_is_the_negative(tmp_path) -> None:  # noqa:
             _concept("1", "Heart disease"),
             _concept("2", "Myocardial infarction", Designation("Heart attack", **LAY), parent="1"),
             _concept("3", "Silent heart attack", parent="2"),  # a descendant: never the negative
-            _concept("4", "Heart failure", parent="1"),
-            _concept("5", "Attack of gout"),
+            _concept("4", "Heart block", parent="1"),  # a sibling: never the negative
+            _concept("5", "Heart failure"),
+            _concept("6", "Attack of gout"),
         ],
     )
     graph.add("icd10cm", [_concept("I21", "Heart attack, acute")])  # holds the anchor's words: never the negative
-    train_keys = set(graph.nodes)
-    pairs = builders.lay_pairs(graph, train_keys)
-    assert pairs == [("Heart attack", "Myocardial infarction")]
-    dataset = Dataset.from_dict({"anchor": [a for a, _ in pairs], "positive": [p for _, p in pairs]})
+    pairs = builders.lay_pairs(graph, set(graph.nodes))
+    assert pairs == HEART_ATTACK
 
-    mined = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, train_keys)
+    assert _mine(tmp_path, pairs, graph) == [("Heart attack", "Myocardial infarction", "Heart failure")]
+    assert negatives.columns(1) == ["anchor", "positive", "negative"]
+    assert _mine(tmp_path, pairs, graph, per_pair=2) == [("Heart attack", "Myocardial infarction", "Heart failure", "Attack of gout")]
+    assert negatives.columns(2) == ["anchor", "positive", "negative_1", "negative_2"]
+    assert _mine(tmp_path, pairs, graph, per_pair=3) == []  # only two fair negatives exist
 
-    assert mined.column_names == ["anchor", "positive", "negative"]
-    assert mined.to_list() == [{"anchor": "Heart attack", "positive": "Myocardial infarction", "negative": "Heart failure"}]
 
-    two = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, train_keys, per_pair=2)
-
-    assert two.to_list() == [
-        {"anchor": "Heart attack", "positive": "Myocardial infarction", "negative_1": "Heart failure", "negative_2": "Attack of gout"}
-    ]
-    three = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, train_keys, per_pair=3)
-    assert len(three) == 0  # only two fair negatives exist
+def test_siblings_and_cousins_are_never_negatives(tmp_path) -> None:  # noqa: ANN001
+    """"Same site, other abnormality = far" is what pushed leaves off their parents."""
+    graph = OntologyGraph.from_concepts(
+        "hpo",
+        [
+            _concept("1", "Abnormality of the heart"),
+            _concept("2", "Abnormal myocardium", parent="1"),
+            _concept("3", "Myocardial infarction", Designation("Heart attack", **LAY), parent="2"),
+            _concept("4", "Myocardial fibrosis", parent="2"),  # sibling
+            _concept("5", "Abnormal heart valve", parent="1"),
+            _concept("6", "Heart valve attack", parent="5"),  # cousin
+            _concept("7", "Panic attack"),
+        ],
+    )
+    assert _mine(tmp_path, HEART_ATTACK, graph, depth=8) == [("Heart attack", "Myocardial infarction", "Panic attack")]
 
 
 def test_nearness_to_the_lay_wording_does_not_spare_a_negative(tmp_path) -> None:  # noqa: ANN001
@@ -63,18 +77,14 @@ def test_nearness_to_the_lay_wording_does_not_spare_a_negative(tmp_path) -> None
         "hpo",
         [_concept("2", "Myocardial infarction", Designation("Heart attack", **LAY)), _concept("3", "Heart failure"), _concept("4", "Gout")],
     )
-    dataset = Dataset.from_dict({"anchor": ["Heart attack"], "positive": ["Myocardial infarction"]})
-    mined = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, set(graph.nodes), threshold=0.7)
-    assert mined["negative"] == ["Heart failure"]
+    assert [row[2] for row in _mine(tmp_path, HEART_ATTACK, graph, threshold=0.7)] == ["Heart failure"]
 
 
 def test_an_anchor_with_no_fair_negative_is_dropped(tmp_path) -> None:  # noqa: ANN001
     graph = OntologyGraph.from_concepts(
         "hpo", [_concept("1", "Heart disease"), _concept("2", "Myocardial infarction", Designation("Heart attack", **LAY), parent="1")]
     )
-    dataset = Dataset.from_dict({"anchor": ["Heart attack"], "positive": ["Myocardial infarction"]})
-    mined = train.hard_negatives(base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, set(graph.nodes))
-    assert len(mined) == 0  # its only other concept is its ancestor
+    assert _mine(tmp_path, HEART_ATTACK, graph) == []  # its only other concept is its ancestor
 
 
 def test_bridges_pair_lay_wording_with_another_systems_label_holding_the_concept_name(tmp_path) -> None:  # noqa: ANN001
@@ -83,15 +93,11 @@ def test_bridges_pair_lay_wording_with_another_systems_label_holding_the_concept
         [_concept("1", "Heart disease"), _concept("2", "Myocardial infarction", Designation("Heart attack", **LAY), parent="1")],
     )
     graph.add("icd10cm", [_concept("I21", "Acute myocardial infarction"), _concept("I50", "Heart failure")])
-    dataset = Dataset.from_dict({"anchor": ["Heart attack"], "positive": ["Myocardial infarction"]})
-
-    mined = train.hard_negatives(
-        base_models.resolve(base_models.MINILM, tmp_path), dataset, graph, set(graph.nodes), bridges=2
-    )
+    mined = _mine(tmp_path, HEART_ATTACK, graph, bridges=2)
 
     # I21 holds "myocardial infarction" (cosine 0.88 by the base model): a bridge, never a
     # negative; Heart disease is an ancestor; Heart failure is the one fair negative.
-    assert mined.to_list() == [
-        {"anchor": "Heart attack", "positive": "Myocardial infarction", "negative": "Heart failure"},
-        {"anchor": "Heart attack", "positive": "Acute myocardial infarction", "negative": "Heart failure"},
+    assert mined == [
+        ("Heart attack", "Myocardial infarction", "Heart failure"),
+        ("Heart attack", "Acute myocardial infarction", "Heart failure"),
     ]

@@ -7,6 +7,7 @@ from training import base_models
 from training.recipe import Recipe
 
 RECIPES = sorted((Path(__file__).resolve().parents[2] / "training" / "recipes").glob("*.yaml"))
+NAMED = {p.stem: p for p in RECIPES}
 
 
 @pytest.mark.parametrize("path", RECIPES, ids=lambda p: p.stem)
@@ -19,8 +20,25 @@ def test_shipped_recipes_are_valid(path: Path) -> None:
     assert recipe.contrastive.triplet_margin == 0.1
 
 
-def test_both_recipes_ship() -> None:
-    assert [p.stem for p in RECIPES] == ["biolord-minilm", "biolord-mpnet"]
+def test_the_recipes_ship() -> None:
+    assert sorted(NAMED) == ["biolord-minilm", "biolord-minilm-gpu", "biolord-mpnet"]
+
+
+def test_the_gpu_recipe_trains_uncapped_at_batch_1024_with_two_seeds_distillation_and_interpolation() -> None:
+    recipe = Recipe.load(NAMED["biolord-minilm-gpu"])
+    phase = recipe.contrastive
+    assert (phase.batch_size, phase.epochs, phase.seeds, phase.learning_rate) == (1024, 3, [1, 2], 2e-5)
+    assert set(recipe.data.max_examples) == {"triplets"}  # everything else uncapped
+    assert recipe.distill.enabled and recipe.distill.max_concepts is None and len(recipe.distill.seeds) == 2
+    assert recipe.interpolate.enabled
+
+
+@pytest.mark.parametrize("alphas", [[], [1.5], [-0.1, 0.5]])
+def test_interpolation_weights_outside_0_to_1_are_refused(alphas: list[float]) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Recipe.model_validate({"name": "x", "export": {"model_id": "x"}, "interpolate": {"alphas": alphas}})
+    (error,) = caught.value.errors()
+    assert error["loc"] == ("interpolate", "alphas") and "from 0 to 1" in error["msg"]
 
 
 def test_a_recipe_naming_an_unknown_dataset_is_refused() -> None:
@@ -38,12 +56,17 @@ def test_a_dataset_repeated_less_than_once_or_a_fraction_of_a_time_is_refused(co
     assert error["loc"] == ("contrastive", "repeats", "lay") and error["input"] == count
 
 
-def test_the_cpu_recipe_reproduces_the_shipped_model_with_the_lay_phase_ready() -> None:
-    """Run 6 of docs/MODEL_CARD.md: lay pairs with 3 mined negatives and 2 bridges in the one
-    contrastive phase; run 7's lay phase is kept, switched off."""
-    recipe = Recipe.load(RECIPES[0])
-    assert recipe.export.model_id == "termsearch-biolord-minilm-v2"
-    assert recipe.contrastive.datasets[0] == "lay" and (recipe.contrastive.hard_negatives, recipe.contrastive.bridges) == (3, 2)
+def test_the_cpu_recipe_guards_against_forgetting_with_the_lay_phase_ready() -> None:
+    """Issue 18's CPU recipe: the cleaned data with hierarchy rows, lr 2e-5 with frozen token
+    embeddings, lay pairs with 3 mined negatives and 2 bridges, interpolation with the base last;
+    run 7's lay phase is kept, switched off."""
+    recipe = Recipe.load(NAMED["biolord-minilm"])
+    assert recipe.export.model_id == "termsearch-biolord-minilm-v3"
+    phase = recipe.contrastive
+    assert phase.datasets[0] == "lay" and {"entries", "hierarchy"} <= set(phase.datasets)
+    assert (phase.learning_rate, phase.batch_size, phase.freeze_embeddings) == (2e-5, 256, True)
+    assert (phase.hard_negatives, phase.bridges) == (3, 2)
+    assert recipe.interpolate.enabled and 1.0 in recipe.interpolate.alphas
     assert not recipe.lay.enabled and recipe.lay.datasets == ["lay", "synonyms"] and recipe.lay.epochs == 3
     assert (recipe.lay.hard_negatives, recipe.lay.bridges) == (3, 2)
     assert recipe.lay.max_examples == {"lay": None, "synonyms": 4000}

@@ -40,16 +40,24 @@ def descriptions(graph: OntologyGraph, key: Key, allowed: set[Key], rng: random.
     "[more generic concept] which [relationship] [related concept]".
 
     The generic term is the name of a random ancestor, else "something". Hierarchy edges read
-    "which has subtype <child>" and, towards a parent, "something which is a kind of <parent>"
-    (an ancestor as the generic term would misread there).
+    "which has subtype <child>" and, towards a parent, "something which is a kind of <parent's
+    name>" (an ancestor as the generic term would misread there; another label of the parent may
+    be an entry of it rather than its title).
     """
     node = graph.nodes[key]
     ancestors = [a for a in graph.ancestors(key) if a in allowed]
     generic = graph.nodes[rng.choice(ancestors)].name if ancestors else "something"
-    edges = [("something", KIND_OF, p) for p in node.parents]
-    edges += [(generic, SUBTYPE, c) for c in node.children]
+    texts = [f"something which {KIND_OF} {graph.nodes[p].name}" for p in node.parents if p in allowed]
+    edges = [(generic, SUBTYPE, c) for c in node.children]
     edges += [(generic, verb, t) for verb, t in node.relations]
-    return [f"{subject} which {verb} {_label(graph, target, rng)}" for subject, verb, target in edges if target in allowed]
+    return texts + [f"{subject} which {verb} {_label(graph, target, rng)}" for subject, verb, target in edges if target in allowed]
+
+
+def meaning(graph: OntologyGraph, key: Key, allowed: set[Key], rng: random.Random) -> str:
+    """What a concept means, for distillation targets: its first definition, else one of its
+    descriptions, else its name."""
+    node = graph.nodes[key]
+    return (node.definitions or descriptions(graph, key, allowed, rng) or [node.name])[0]
 
 
 def description_pairs(graph: OntologyGraph, allowed: set[Key], per_concept: int, rng: random.Random) -> list[Pair]:
@@ -72,6 +80,32 @@ def synonym_pairs(graph: OntologyGraph, allowed: set[Key], per_concept: int, rng
     return pairs
 
 
+def entry_descriptions(graph: OntologyGraph, allowed: set[Key]) -> list[Pair]:
+    """Columns ``(anchor, positive)`` = (a concept's name, "<entry term> which is a kind of <name>").
+
+    ICD-10-CM's inclusion terms are narrower or sibling conditions ("Pedestrian on hoverboard" under
+    a segway code), so they describe the code rather than name it: never a synonym pair.
+    """
+    pairs: list[Pair] = []
+    for key in sorted(allowed):
+        name = graph.nodes[key].name
+        pairs.extend((name, f"{entry} which {KIND_OF} {name}") for entry in graph.nodes[key].entries)
+    return pairs
+
+
+def hierarchy_rows(graph: OntologyGraph, allowed: set[Key], rng: random.Random) -> list[Triplet]:
+    """Columns ``(anchor, positive, negative)`` = (a label of a concept, its parent's name, an uncle's
+    name): the parent is near and a branch over is far, for every concept that has both."""
+    rows: list[Triplet] = []
+    for key in sorted(allowed):
+        parents = [p for p in graph.nodes[key].parents if p in allowed]
+        uncles = [u for u in graph.uncles(key) if u in allowed]
+        if parents and uncles:
+            parent, uncle = rng.choice(parents), rng.choice(uncles)
+            rows.append((_label(graph, key, rng), graph.nodes[parent].name, graph.nodes[uncle].name))
+    return rows
+
+
 def lay_pairs(graph: OntologyGraph, allowed: set[Key]) -> list[Pair]:
     """Columns ``(anchor, positive)`` = (a layperson synonym, each other label of its concept that
     is not lay wording): what a patient says, pulled towards how clinicians name it."""
@@ -84,11 +118,12 @@ def lay_pairs(graph: OntologyGraph, allowed: set[Key]) -> list[Pair]:
 
 
 def triplets(graph: OntologyGraph, allowed: set[Key], rng: random.Random) -> list[Triplet]:
-    """Columns ``(anchor, positive, negative)``, Triplet-BERT's Algorithm 1.
+    """Columns ``(anchor, positive, negative)``, Triplet-BERT's Algorithm 1 less its parent-as-negative row.
 
     For each ordered pair of distinct labels (l1, l2) of a concept, with a random label p of a
-    direct parent and a random label o of a sibling or uncle: (l1, l2, p), (l1, l2, o), (l1, p, o).
-    A triplet whose parent or other label is missing is skipped.
+    direct parent and a random label o of a sibling or uncle: (l1, l2, o), (l1, p, o). Algorithm 1's
+    (l1, l2, p) is left out: it pushes the parent away, the leaf → parent failure. A triplet whose
+    parent or other label is missing is skipped.
     """
     out: list[Triplet] = []
     for key in sorted(allowed):
@@ -98,9 +133,7 @@ def triplets(graph: OntologyGraph, allowed: set[Key], rng: random.Random) -> lis
         for first, second in permutations(node.labels, 2):
             parent = _label(graph, rng.choice(parents), rng) if parents else None
             other = _label(graph, rng.choice(others), rng) if others else None
-            out.extend(
-                t for t in ((first, second, parent), (first, second, other), (first, parent, other)) if None not in t
-            )
+            out.extend(t for t in ((first, second, other), (first, parent, other)) if None not in t)
     return out
 
 

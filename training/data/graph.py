@@ -13,6 +13,12 @@ Key = tuple[str, str]  # (system key, code)
 LAYPERSON = "layperson"  # HPO's synonym type for plain-language wording
 # HPO tags many lay wordings RELATED ("High blood pressure" for Hypertension): they still name the concept.
 LAY_SCOPES = frozenset({"EXACT", "RELATED"})
+# ICD-10-CM's inclusion terms and includes notes name narrower or sibling conditions, not the code:
+# they are entry terms, kept apart from the labels (builders.entry_descriptions).
+ENTRY_TYPES = frozenset({"inclusion", "includes"})
+# ICD-10-CM's 7th-character extensions ("…, initial encounter for closed fracture") are collapsed
+# onto their code: half of the system's concepts, and none of them a different condition.
+EXTENSION = "seventh_character"
 
 
 @dataclass
@@ -22,6 +28,7 @@ class Node:
     labels: list[str]  # name first, then distinct synonyms
     definitions: list[str]
     lay: list[str] = field(default_factory=list)  # labels that are layperson synonyms (EXACT or RELATED)
+    entries: list[str] = field(default_factory=list)  # entry terms (ENTRY_TYPES), not labels
     parents: list[Key] = field(default_factory=list)
     children: list[Key] = field(default_factory=list)
     relations: list[tuple[str, Key]] = field(default_factory=list)  # (readable phrase, target), not is-a
@@ -50,11 +57,14 @@ class OntologyGraph:
     def add(self, system: str, concepts: Iterable[Concept]) -> None:
         edges: list[tuple[Key, str, str | None, str]] = []
         for concept in concepts:
-            if not concept.active:
+            if not concept.active or EXTENSION in concept.properties:
                 continue
             key = (system, concept.code)
+            designations = concept.label_designations()
+            labels = [d.text for d in designations if d.type not in ENTRY_TYPES]
+            entries = [d.text for d in designations if d.type in ENTRY_TYPES and d.text not in labels]
             lay = [d.text for d in concept.designations if d.active and d.type == LAYPERSON and d.scope in LAY_SCOPES]
-            self.nodes[key] = Node(key, concept.display, concept.labels(), [d.text for d in concept.definitions], lay)
+            self.nodes[key] = Node(key, concept.display, labels, [d.text for d in concept.definitions], lay, entries)
             edges.extend((key, r.type, r.label, r.target) for r in concept.relationships)
         children: dict[Key, list[Key]] = defaultdict(list)
         for source, kind, label, code in edges:
@@ -77,6 +87,10 @@ class OntologyGraph:
         """Siblings of the concept's parents (Algorithm 1's getSiblings(directParents))."""
         parents = set(self.nodes[key].parents)
         return sorted({u for p in parents for u in self.siblings(p) if u not in parents and u != key})
+
+    def cousins(self, key: Key) -> list[Key]:
+        """Children of the concept's uncles: same kind of thing, one branch over."""
+        return sorted({c for u in self.uncles(key) for c in self.nodes[u].children if c != key})
 
     def ancestors(self, key: Key) -> list[Key]:
         """Every ancestor, nearest first (breadth-first)."""

@@ -1,0 +1,114 @@
+"""The GPU recipe on the CPU with a tiny model: pack (CPU), the plain torch loop, finish (CPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+from sentence_transformers import SentenceTransformer, models
+from transformers import BertConfig, BertModel
+
+from indexer.encoders import OnnxEncoder, read_manifest
+from indexer.store import StoreReader
+from tests.toy import toy_concepts, toyicd_concepts
+from training import base_models, loop, pipeline
+from training.packed import SHARD_BYTES, SHARDS, Packed, load_shards, read_meta
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-layer, 32-wide BERT with MiniLM's tokenizer, as a sentence-transformers directory."""
+    root = tmp_path_factory.mktemp("tiny")
+    minilm = SentenceTransformer(str(base_models.resolve(base_models.MINILM, root / "cache")), device="cpu")
+    torch.manual_seed(0)
+    config = BertConfig(num_hidden_layers=2, hidden_size=32, num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+    BertModel(config).save_pretrained(root / "bert")
+    minilm[0].tokenizer.save_pretrained(root / "bert")
+    transformer = models.Transformer(str(root / "bert"), max_seq_length=32)
+    tiny = SentenceTransformer(modules=[transformer, models.Pooling(32, "mean"), models.Normalize()], device="cpu")
+    tiny.save(str(root / "model"))
+    return root / "model"
+
+
+def _recipe(base: Path) -> dict:
+    return {
+        "name": "tiny-gpu",
+        "base_model": str(base),
+        "systems": ["toy", "toyicd"],
+        "max_seq_length": 32,
+        "split": {"seed": 13, "dev": 0.3, "test": 0.0},
+        "contrastive": {
+            "datasets": ["lay", "definitions", "descriptions", "entries", "hierarchy", "synonyms", "triplets"],
+            "epochs": 2,
+            "batch_size": 4,
+            "learning_rate": 1e-3,
+            "freeze_embeddings": True,
+            "seeds": [1, 2],
+        },
+        "distill": {"enabled": True, "dims": 4, "epochs": 1, "batch_size": 4, "freeze_embeddings": True, "seeds": [1, 2]},
+        "interpolate": {"enabled": True, "alphas": [0.5, 1.0], "max_items": 20},
+        "export": {"model_id": "tiny-gpu-model", "quantize": False},
+    }
+
+
+def test_pack_loop_and_finish_make_a_model(toy_reader: StoreReader, tiny_model: Path, tmp_path: Path) -> None:
+    text = yaml.safe_dump(_recipe(tiny_model))
+    recipe = pipeline.Recipe.model_validate(yaml.safe_load(text))
+
+    pack = pipeline.pack(recipe, text, toy_reader, tmp_path / "run", tmp_path / "pack")
+
+    packed = Packed.load(pack)
+    meta = read_meta(pack)
+    assert meta["recipe"]["name"] == "tiny-gpu" and meta["texts"] == len(packed.offsets) - 1
+    assert set(packed.datasets) == set(meta["data"]["examples"]) and len(packed.datasets["hierarchy"]) == meta["data"]["examples"]["hierarchy"]
+    assert packed.datasets["lay"].shape[1] == 2 and packed.datasets["hierarchy"].shape[1] == 3  # (anchor, positive[, negative])
+    tokenizer = SentenceTransformer(str(tiny_model), device="cpu")[0].tokenizer
+    first = packed.datasets["hierarchy"][0]
+    assert meta["pad_token_id"] == tokenizer.pad_token_id
+    names = {c.display.lower() for c in [*toy_concepts(), *toyicd_concepts()]}
+    assert tokenizer.decode(packed.text(int(first[1])), skip_special_tokens=True) in names  # the parent's name
+    # Every training concept is distilled; each of its labels points at it.
+    assert packed.concepts.shape[1] == 2 and packed.labels[:, 1].max() == len(packed.concepts) - 1
+
+    out = tmp_path / "weights"
+    shards = loop.run(pack, out, "cpu")
+    loop.record(out, 0.1, "cpu")
+
+    assert shards and all(p.stat().st_size <= SHARD_BYTES for p in out.glob(SHARDS))
+    trained = load_shards(out)
+    base = load_shards(pack / "base")
+    # Frozen token embeddings stay home; the layers that learned come back.
+    assert "embeddings.word_embeddings.weight" not in trained
+    assert any(not torch.equal(trained[name].half().float(), base[name]) for name in trained)
+    # Finished phases are not run again.
+    assert loop.run(pack, out, "cpu") == shards
+
+    model_dir = pipeline.finish_packed(pack, out, toy_reader, tmp_path / "run")
+
+    manifest = read_manifest(model_dir)
+    assert manifest.model_id == "tiny-gpu-model"
+    assert manifest.data["interpolation"]["alpha"] in (0.5, 1.0)
+    assert set(manifest.data["interpolation"]["dev_scores"]) == {"0.5", "1"}
+    assert manifest.data["loop"] == {"minutes": 0.1, "device": "cpu"}
+    vectors = OnnxEncoder(model_dir).encode(["Tachycardia", "Fast heart rate"])
+    assert vectors.shape == (2, 32)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+
+
+def test_an_interrupted_phase_resumes_after_its_last_epoch(toy_reader: StoreReader, tiny_model: Path, tmp_path: Path, caplog) -> None:  # noqa: ANN001
+    text = yaml.safe_dump({**_recipe(tiny_model), "distill": {"enabled": False}})
+    recipe = pipeline.Recipe.model_validate(yaml.safe_load(text))
+    pack = pipeline.pack(recipe, text, toy_reader, tmp_path / "run", tmp_path / "pack")
+    trainer = loop.Trainer(pack, "cpu")
+    whole = trainer.contrastive(1, tmp_path / "a")
+    # As if stopped after the last epoch's checkpoint, before the final state was written.
+    (tmp_path / "a" / "contrastive-1" / "final.pt").unlink()
+    with caplog.at_level("INFO", logger="training.loop"):
+        resumed = trainer.contrastive(1, tmp_path / "a")
+    assert "resumed after epoch 2" in caplog.text
+    assert all(torch.equal(whole[name], resumed[name]) for name in whole)
