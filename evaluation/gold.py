@@ -10,14 +10,14 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from evaluation.hierarchy import Hierarchy, active_concepts
 from evaluation.typos import misspell
 from indexer.lexical.normalise import fold
-from indexer.records import Designation, DesignationUse
+from indexer.records import Concept, Designation, DesignationUse
 from indexer.store.reader import StoreReader
 
 T = TypeVar("T")
@@ -63,7 +63,7 @@ def sample(items: Sequence[T], size: int | None, seed: int) -> list[T]:
 
 
 def synonym_items(
-    reader: StoreReader,
+    source: StoreReader | Iterable[Concept],
     system: str,
     kind: str = "layperson",
     *,
@@ -74,11 +74,13 @@ def synonym_items(
     """One item per distinct (case-folded) designation of kind ``kind`` (a :data:`QUERY_KINDS`
     key) of the active concepts in ``concepts`` (all when None), skipping designations equal to
     their concept's display. The gold is that concept, then every other active concept that
-    carries the same text as any of its labels."""
+    carries the same text as any of its labels. ``source`` is the store (the system's newest
+    version) or the system's concepts."""
     select = QUERY_KINDS[kind]
     bearers: dict[str, list[str]] = {}  # folded label -> codes carrying it
     queries: dict[str, tuple[str, str]] = {}  # folded query -> (text, code) of its first source
-    for concept in active_concepts(reader, system):
+    active = active_concepts(source, system) if isinstance(source, StoreReader) else (c for c in source if c.active)
+    for concept in active:
         for label in concept.labels():
             codes = bearers.setdefault(fold(label), [])
             if concept.code not in codes:

@@ -18,13 +18,15 @@ from typing import Any
 import numpy as np
 
 from evaluation.gold import RankingItem, category_terms, leaf_to_parent, misspelled_items, synonym_items
-from evaluation.hierarchy import Hierarchy
+from evaluation.hierarchy import Hierarchy, active_concepts
 from evaluation.pairs import term_pairs
 from evaluation.runner import evaluate_ranking, evaluate_separation, evaluate_similarity
 from indexer.encoders import Encoder
 from indexer.lexical import TantivyBuilder, TantivyIndex
 from indexer.lexical.base import Label
+from indexer.records import Concept
 from indexer.store import StoreReader
+from training.data import open_text
 from training.data.splits import Split, split_of
 from training.recipe import Recipe
 
@@ -79,14 +81,16 @@ def compare(
     """``encoders`` maps a column name to an encoder, or to None for BM25. Returns task → column → metrics.
     With ``ranking_only``, the similarity and separation tasks are left out."""
     results: dict[str, dict[str, Any]] = {}
-    hierarchies = {system: Hierarchy.from_reader(reader, system) for system in recipe.systems}
+    concepts = {system: list(active_concepts(reader, system)) for system in recipe.systems}
+    concepts |= {source: open_text.SOURCES[source][0]() for source in recipe.open_text}
+    hierarchies = {system: Hierarchy.from_concepts(items) for system, items in concepts.items()}
     test = {system: concepts_of(recipe, h, system, split) for system, h in hierarchies.items()}
     with tempfile.TemporaryDirectory() as tmp:
         for system, hierarchy in hierarchies.items():
             everything = Space(list(hierarchy.labels), [hierarchy.display(c) for c in hierarchy.labels])
             l2p = leaf_to_parent(hierarchy, system, concepts=test[system], max_items=max_items, seed=1)
             inner = Space(sorted(l2p.candidates), [hierarchy.display(c) for c in sorted(l2p.candidates)])
-            queries = {kind: _items(reader, hierarchy, system, kind, test[system], max_items) for kind in QUERY_KINDS}
+            queries = {kind: _items(concepts[system], hierarchy, system, kind, test[system], max_items) for kind in QUERY_KINDS}
             for name, encoder in encoders.items():
                 full = Retriever(everything, encoder, Path(tmp) / f"{system}-{name}-all")
                 for kind, items in queries.items():
@@ -129,10 +133,12 @@ def dev_scores(recipe: Recipe, reader: StoreReader, encoders: dict[str, Encoder]
     }
 
 
-def _items(reader: StoreReader, hierarchy: Hierarchy, system: str, kind: str, concepts: set[str], max_items: int) -> list[RankingItem]:
+def _items(
+    concepts: list[Concept], hierarchy: Hierarchy, system: str, kind: str, held: set[str], max_items: int
+) -> list[RankingItem]:
     if kind == MISSPELLED:
-        return misspelled_items(hierarchy, system, concepts=concepts, max_items=max_items, seed=1)
-    return synonym_items(reader, system, kind, concepts=concepts, max_items=max_items, seed=1)
+        return misspelled_items(hierarchy, system, concepts=held, max_items=max_items, seed=1)
+    return synonym_items(concepts, system, kind, concepts=held, max_items=max_items, seed=1)
 
 
 def concepts_of(recipe: Recipe, hierarchy: Hierarchy, system: str, split: Split) -> set[str]:

@@ -20,12 +20,12 @@ from sentence_transformers import SentenceTransformer
 from indexer.encoders.export import PARITY_TEXTS, export_model
 from indexer.store import StoreReader
 from training import base_models, compare, train
-from training.data import builders, negatives
+from training.data import builders, negatives, open_text
 from training.data.builders import sample
+from training.data.graph import Key, OntologyGraph
+from training.data.splits import Split, guarded, held_out
 from training.loop import LOOP_RECORD
 from training.packed import Packed, TextTable, load_shards, read_meta, save_shards, write_meta
-from training.data.graph import Key, OntologyGraph
-from training.data.splits import Split, held_out
 from training.recipe import ContrastiveConfig, Recipe
 
 log = logging.getLogger("training")
@@ -48,8 +48,10 @@ def prepare(recipe: Recipe, reader: StoreReader, run_dir: Path) -> Prepared:
     run_dir.mkdir(parents=True, exist_ok=True)
     base_dir = base_models.resolve(recipe.base_model, run_dir.parent / ".base-models")
     graph = OntologyGraph.from_store(reader, recipe.systems)
+    for source in recipe.open_text:
+        graph.add(source, open_text.SOURCES[source][0]())
     splits = held_out(list(graph.nodes), recipe.split.seed, recipe.split.dev, recipe.split.test)
-    train_keys = splits[Split.TRAIN]
+    train_keys = guarded(graph, splits)
     datasets = _prepared(
         recipe.contrastive,
         train.build_datasets(recipe, recipe.contrastive, graph, train_keys),
@@ -60,7 +62,9 @@ def prepare(recipe: Recipe, reader: StoreReader, run_dir: Path) -> Prepared:
     )
     data = {
         "systems": {key: reader.system(key).version for key in recipe.systems},
+        "open_text": {source: open_text.SOURCES[source][1]() for source in recipe.open_text},
         "split": {split.value: len(keys) for split, keys in splits.items()},
+        "train_left_out": len(splits[Split.TRAIN]) - len(train_keys),  # their names are held-out text
         "examples": _sizes(datasets),
     }
     return Prepared(base_dir, graph, train_keys, datasets, data)

@@ -39,6 +39,7 @@ class Descriptor:
     id: str  # D013283
     heading: str  # Herpes Labialis
     terms: tuple[str, ...]  # entry terms, one form per label key, not the heading's
+    trees: tuple[str, ...] = ()  # tree numbers, C14.280.647 ("Myocardial Infarction")
 
 
 def release() -> str:
@@ -70,7 +71,7 @@ def read_descriptors() -> tuple[Descriptor, ...]:
         for form in forms:
             by_key.setdefault(label_key(form), form)
         terms = tuple(term for key, term in by_key.items() if key and key != heading)
-        out.append(Descriptor(record["mesh_id"], record["name"], terms))
+        out.append(Descriptor(record["mesh_id"], record["name"], terms, tuple(record.get("mesh_tree", ()))))
     return tuple(out)
 
 
