@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+import numpy as np
+
 from app.errors import NotFound, UnknownCode, UnknownSystem
 from app.fhir.stored import ValueSetStore
 from app.search.autocomplete import Autocomplete
@@ -17,12 +19,16 @@ from indexer.store import StoreReader
 from indexer.store.reader import ConceptDetail, SystemVersion
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Subtree:
-    """A concept and everything below it by is-a, as catalog rows."""
+    """A concept and everything below it by is-a (or a composed value set's rows), as catalog rows."""
 
     rows: frozenset[int]
-    ordered: tuple[int, ...]  # catalog order
+    ordered: np.ndarray  # the same rows, sorted: catalog order, and a ranking scope's subtree
+
+    @classmethod
+    def of(cls, rows: frozenset[int]) -> Subtree:
+        return cls(rows, np.fromiter(sorted(rows), dtype=np.int64, count=len(rows)))
 
 
 @dataclass
@@ -93,5 +99,5 @@ class FhirContext:
 
     def _subtree(self, system: SystemRange, code: str) -> Subtree:
         """``code`` and its descendants by the bundle's is-a links (``subtree``: the cached form)."""
-        rows = self.bundle.descendants(self.row(system, code))
-        return Subtree(rows, tuple(sorted(rows)))
+        ordered = self.bundle.subtree(self.row(system, code))
+        return Subtree(frozenset(ordered.tolist()), ordered)

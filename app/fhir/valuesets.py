@@ -127,14 +127,14 @@ class ValueSetRef:
 
     def scope(self, include_inactive: bool, exclude: frozenset[int] = frozenset()) -> Scope:
         """The ranking scope of the value set (chapters and blocks left out, as everywhere)."""
-        subtree = None if self.subtree is None else self.subtree.rows
+        subtree = None if self.subtree is None else self.subtree.ordered
         return Scope(tuple(s.key for s in self.systems), subtree, exclude, include_inactive=include_inactive)
 
     def rows(self, context: FhirContext, active_only: bool) -> range | list[int]:
         """The value set's catalog rows in catalog order (system by system)."""
         if self.subtree is None:
             return context.bundle.rows(self.systems[0].key, include_inactive=not active_only)
-        return context.active(self.subtree.ordered) if active_only else list(self.subtree.ordered)
+        return context.active(self.subtree.ordered.tolist()) if active_only else self.subtree.ordered.tolist()
 
     def __contains__(self, row: int) -> bool:
         return self.subtree is None or row in self.subtree.rows
@@ -269,7 +269,7 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
     except UnknownSystem as error:  # named, as it passes out, by the outermost value set drawing on it
         error.value_set = canonical_of(url or "the value set", version)
         raise
-    subtree = Subtree(composed.rows, tuple(sorted(composed.rows)))
+    subtree = Subtree.of(composed.rows)
     return ValueSetRef(
         url or f"urn:uuid:{uuid.uuid4()}", composed.systems, subtree, version, resource, composed.versions, given.versions,
         tuple(used), tuple(statuses),

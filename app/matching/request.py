@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.checks import FRACTION, MATCH, QUERY, check_query, check_range, check_system, documented
@@ -63,7 +64,7 @@ class Source:
 @dataclass(frozen=True)
 class Target:
     system: str
-    allowed: frozenset[int] | None  # catalog rows of the subtree; None: the whole system
+    allowed: np.ndarray | None  # sorted catalog rows of the subtree; None: the whole system
     billable: bool | None = None  # True: billable codes only (a code to record)
 
     def ranges(self, service: SearchService) -> list[tuple[int, int]]:
@@ -102,15 +103,15 @@ def resolve(
     return Resolved(sources, target, request.source_system)
 
 
-def _subtree(service: SearchService, system: str, ancestor: str | None, param: str) -> frozenset[int] | None:
-    """Catalog rows of ``ancestor`` and every concept below it (the bundle's is-a links), or None."""
+def _subtree(service: SearchService, system: str, ancestor: str | None, param: str) -> np.ndarray | None:
+    """Sorted catalog rows of ``ancestor`` and every concept below it (the bundle's is-a links), or None."""
     if ancestor is None:
         return None
     bundle = service.bundle
     root = bundle.concept_index(system, ancestor)
     if root is None:
         raise InvalidParameter(f"{param}: {ancestor!r} is not a code of {system} {bundle.systems[system].version}", param)
-    return bundle.descendants(root)
+    return bundle.subtree(root)
 
 
 def _listed(concepts: list[SourceConcept], settings: Settings) -> list[Source]:

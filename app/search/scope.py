@@ -9,13 +9,13 @@ import numpy as np
 from indexer.bundle import Bundle
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Scope:
     """What every surface passes to the ranking core. The defaults leave out inactive concepts
     and ICD-10-CM chapters and blocks (ranges of codes, never a code to record)."""
 
     systems: tuple[str, ...] = ()  # system keys; empty: every system of the bundle
-    subtree: frozenset[int] | None = None  # catalog rows of an ancestor and all below it
+    subtree: np.ndarray | None = None  # sorted catalog rows of an ancestor and all below it (Bundle.subtree)
     exclude: frozenset[int] = frozenset()  # catalog rows never returned (a source concept itself)
     kinds: frozenset[str] | None = None  # None: every kind but chapters and blocks
     billable: bool | None = None
@@ -36,9 +36,9 @@ class Scope:
 
     def _subtree_span(self, bundle: Bundle) -> tuple[int, int]:
         assert self.subtree is not None
-        if not self.subtree:
+        if not len(self.subtree):
             return (0, 0)
-        low, high = min(self.subtree), max(self.subtree)
+        low, high = self.subtree[0], self.subtree[-1]
         return int(np.searchsorted(bundle.label_concept, low)), int(np.searchsorted(bundle.label_concept, high + 1))
 
     def mask(self, bundle: Bundle) -> np.ndarray:
@@ -53,7 +53,7 @@ class Scope:
             mask &= bundle.billable == self.billable
         if self.subtree is not None:
             inside = np.zeros(n, dtype=bool)
-            inside[np.fromiter(self.subtree, dtype=np.int64, count=len(self.subtree))] = True
+            inside[self.subtree] = True
             mask &= inside
         if self.exclude:
             mask[np.fromiter(self.exclude, dtype=np.int64, count=len(self.exclude))] = False

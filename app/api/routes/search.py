@@ -49,7 +49,7 @@ def parse_scope(
             where = ", ".join(keys)
             problem = "is not a code of" if not rows else "is a code of more than one of"
             raise InvalidParameter(f"{ancestor_param}: {ancestor!r} {problem} {where}; name one system", ancestor_param)
-        subtree = bundle.descendants(rows[0])
+        subtree = bundle.subtree(rows[0])
     kinds = None
     if kind is not None:
         kinds = frozenset(part.strip() for part in kind.split(",") if part.strip())
