@@ -6,8 +6,12 @@ the triplet loss on ``triplets``, one dataset a batch, datasets mixed in proport
 seeds, then (when on) self-distillation of that soup into the base for each distillation seed
 (BioLORD-2023: PCA-reduced mean of name and meaning), and a soup of the students. It writes the
 weights that differ from the base as fp16 shards; ``python -m training finish`` interpolates with
-the base on the dev split and exports ONNX on the CPU. It needs torch, transformers and the pack
-only: no ``datasets``, no store. Each seed's phase checkpoints every epoch and resumes.
+the base on the dev split and exports ONNX on the CPU. It needs torch, transformers, safetensors
+and the pack only (no ``datasets``, no pydantic, no store: the recipe travels as the pack's JSON).
+Batches hold no text twice (a repeated text would be its own negative), as sentence-transformers'
+no-duplicates sampler; gradients are clipped to norm 1 and biases and LayerNorm weights are not
+decayed, as the Trainer of the CPU recipe does. Each phase checkpoints every epoch and resumes;
+files are written whole or not at all.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -25,7 +31,6 @@ import torch.nn.functional as F
 from transformers import AutoConfig, AutoModel, get_linear_schedule_with_warmup
 
 from training.packed import TRIPLETS, Packed, load_shards, read_meta, save_shards
-from training.recipe import DistillConfig, PhaseConfig, Recipe
 from training.weights import blend, freeze
 
 log = logging.getLogger("training.loop")
@@ -50,7 +55,9 @@ class Encoder(torch.nn.Module):
 class Trainer:
     def __init__(self, pack_dir: Path, device: str) -> None:
         self.meta = read_meta(pack_dir)
-        self.recipe = Recipe.model_validate(self.meta["recipe"])
+        recipe = self.meta["recipe"]  # validated by training.recipe when packed
+        self.contrastive_phase = SimpleNamespace(**recipe["contrastive"])
+        self.distill_phase = SimpleNamespace(**recipe["distill"])
         self.packed = Packed.load(pack_dir)
         self.base = load_shards(pack_dir / "base")
         self.config = AutoConfig.from_pretrained(pack_dir / "base")
@@ -75,7 +82,7 @@ class Trainer:
         return torch.cat(out)
 
     def contrastive(self, seed: int, out: Path) -> dict[str, torch.Tensor]:
-        phase = self.recipe.contrastive
+        phase = self.contrastive_phase
         model = self.model()
 
         def step(name: str, rows: np.ndarray) -> torch.Tensor:
@@ -91,7 +98,7 @@ class Trainer:
 
     def distill(self, targets: torch.Tensor, seed: int, out: Path) -> dict[str, torch.Tensor]:
         """One student: the base plus a linear head regressing each label onto its concept's target."""
-        phase = self.recipe.distill
+        phase = self.distill_phase
         model = self.model()
         torch.manual_seed(seed)
         head = torch.nn.Linear(self.config.hidden_size, phase.dims).to(self.device)
@@ -101,18 +108,25 @@ class Trainer:
             (vectors,) = self._vectors(model, rows[:, :1])
             return F.mse_loss(head(vectors), targets[torch.from_numpy(rows[:, 1]).to(self.device)])
 
-        state = self._train(model, phase, {"distill": self.packed.labels}, step, seed, out / f"distill-{seed}")
+        state = self._train(model, phase, {"distill": self.packed.labels}, step, seed, out / f"distill-{seed}", texts=0)
         return {name.removeprefix("transformer."): t for name, t in state.items() if name.startswith("transformer.")}
 
-    def targets(self, teacher: dict[str, torch.Tensor], phase: DistillConfig) -> torch.Tensor:
+    def targets(self, teacher: dict[str, torch.Tensor], out: Path) -> torch.Tensor:
         """BioLORD-2023's targets, one row per pack concept: the teacher's mean of name and meaning
-        vectors, PCA-reduced to ``phase.dims``."""
+        vectors, PCA-reduced to ``distill.dims``; computed once (``out``), so a resumed run regresses
+        onto the same ones."""
+        path = out / "targets.pt"
+        if path.is_file():
+            return torch.load(path, map_location=self.device)
+        phase = self.distill_phase
         model = self.model(teacher)
         names, meanings = self.packed.concepts[:, 0], self.packed.concepts[:, 1]
         mean = (self.encode(model, names) + self.encode(model, meanings)) / 2
         centred = mean - mean.mean(0)
         _, _, components = torch.linalg.svd(centred, full_matrices=False)
-        return centred @ components[: phase.dims].T
+        targets = centred @ components[: phase.dims].T
+        _save(targets, path)
+        return targets
 
     def _autocast(self) -> torch.autocast:
         """bf16 on a GPU, fp32 elsewhere."""
@@ -127,17 +141,25 @@ class Trainer:
         index = torch.from_numpy(inverse.reshape(rows.shape)).to(self.device)
         return [vectors[index[:, column]] for column in range(rows.shape[1])]
 
-    def _train(self, model: Encoder, phase: PhaseConfig, datasets: dict[str, np.ndarray], step, seed: int, out: Path) -> dict[str, torch.Tensor]:  # noqa: ANN001
-        """AdamW with linear warm-up and decay over ``phase.epochs``; checkpoints each epoch, resumes."""
+    def _train(  # noqa: PLR0913
+        self, model: Encoder, phase: SimpleNamespace, datasets: dict[str, np.ndarray], step, seed: int, out: Path, texts: int | None = None  # noqa: ANN001
+    ) -> dict[str, torch.Tensor]:
+        """AdamW with linear warm-up and decay over ``phase.epochs``; checkpoints each epoch, resumes.
+        ``texts``: how many leading columns of the rows are texts that a batch must not repeat
+        (default all; 0 for regression, which has no negatives to spoil)."""
         done = out / "final.pt"
         if done.is_file():
             return torch.load(done, map_location="cpu")
         freeze(model.transformer, phase)
         epochs = max(1, round(phase.epochs))
-        plan = [list(_batches(datasets, phase.batch_size, np.random.default_rng([seed, epoch]))) for epoch in range(epochs)]
+        plan = [list(_batches(datasets, phase.batch_size, np.random.default_rng([seed, epoch]), texts)) for epoch in range(epochs)]
         total = sum(len(batches) for batches in plan)
-        params = [p for p in model.parameters() if p.requires_grad]
-        optimiser = torch.optim.AdamW(params, lr=phase.learning_rate, weight_decay=phase.weight_decay)
+        named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+        groups = [
+            {"params": [p for name, p in named if not _no_decay(name)], "weight_decay": phase.weight_decay},
+            {"params": [p for name, p in named if _no_decay(name)], "weight_decay": 0.0},
+        ]
+        optimiser = torch.optim.AdamW(groups, lr=phase.learning_rate)
         schedule = get_linear_schedule_with_warmup(optimiser, round(phase.warmup_ratio * total), total)
         first = _resume(out, model, optimiser, schedule)
         torch.manual_seed(seed)
@@ -147,6 +169,7 @@ class Trainer:
             for number, (name, rows) in enumerate(plan[epoch]):
                 loss = step(name, rows)
                 loss.backward()
+                torch.nn.utils.clip_grad_norm_([p for _, p in named], 1.0)
                 optimiser.step()
                 schedule.step()
                 optimiser.zero_grad(set_to_none=True)
@@ -154,24 +177,28 @@ class Trainer:
                 if number % 50 == 0:
                     rate = seen / (time.perf_counter() - started)
                     log.info("%s epoch %d step %d/%d loss %.4f (%s), %.0f rows/s", out.name, epoch + 1, number, len(plan[epoch]), loss.item(), name, rate)
-            out.mkdir(parents=True, exist_ok=True)
-            torch.save({"epoch": epoch + 1, "model": model.state_dict(), "optimiser": optimiser.state_dict(), "schedule": schedule.state_dict()}, out / "checkpoint.pt")
+            saved = {"epoch": epoch + 1, "model": model.state_dict(), "optimiser": optimiser.state_dict(), "schedule": schedule.state_dict()}
+            _save(saved, out / "checkpoint.pt")
         state = {name: t.detach().cpu() for name, t in model.state_dict().items()}
-        torch.save(state, done)
+        _save(state, done)
         return state
 
 
-def run(pack_dir: Path, out: Path, device: str) -> list[Path]:
-    """The whole GPU recipe; returns the fp16 shards written to ``out``."""
+def run(pack_dir: Path, out: Path, device: str, work: Path | None = None) -> list[Path]:
+    """The whole GPU recipe; returns the fp16 shards written to ``out``. Checkpoints go to
+    ``work`` (default ``out / "work"``): a directory kept between calls, to resume."""
     trainer = Trainer(pack_dir, device)
-    recipe = trainer.recipe
-    work = out / "work"
-    teachers = [_encoder_state(trainer.contrastive(seed, work)) for seed in recipe.contrastive.seeds]
+    work = work or out / "work"
+    teachers = [_encoder_state(trainer.contrastive(seed, work)) for seed in trainer.contrastive_phase.seeds]
     final = blend(teachers)
-    if recipe.distill.enabled:
-        targets = trainer.targets(final, recipe.distill)
-        final = blend([trainer.distill(targets, seed, work) for seed in recipe.distill.seeds])
-    changed = [name for name, tensor in final.items() if not torch.equal(tensor.to(torch.float16).float(), trainer.base[name])]
+    if trainer.distill_phase.enabled:
+        targets = trainer.targets(final, work)
+        final = blend([trainer.distill(targets, seed, work) for seed in trainer.distill_phase.seeds])
+    changed = [
+        name
+        for name, tensor in final.items()
+        if tensor.is_floating_point() and not torch.equal(tensor.to(torch.float16).float(), trainer.base[name])
+    ]
     return save_shards(final, out, changed)
 
 
@@ -179,17 +206,44 @@ def record(out: Path, minutes: float, device: str) -> None:
     (out / LOOP_RECORD).write_text(json.dumps({"minutes": round(minutes, 1), "device": device}))
 
 
+def _no_decay(name: str) -> bool:
+    return "bias" in name or "LayerNorm" in name
+
+
+def _save(obj: object, path: Path) -> None:
+    """``torch.save`` to a temporary file, then renamed: a run cut short leaves no half file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    torch.save(obj, partial)
+    os.replace(partial, path)
+
+
 def _encoder_state(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return {name.removeprefix("transformer."): t for name, t in state.items()}
 
 
-def _batches(datasets: dict[str, np.ndarray], size: int, rng: np.random.Generator) -> Iterator[tuple[str, np.ndarray]]:
-    """Every row of every dataset once, a dataset a batch, the batches in random order (a last
-    batch of fewer than two rows is dropped: it has no in-batch negative)."""
+def _batches(datasets: dict[str, np.ndarray], size: int, rng: np.random.Generator, texts: int | None = None) -> Iterator[tuple[str, np.ndarray]]:
+    """The rows of every dataset, a dataset a batch, the batches in random order. A batch takes
+    rows in shuffled order and passes over (to a later batch) one that repeats a text already in
+    it, in its first ``texts`` columns (default: all); rows that only clash with each other at the
+    end, and a batch of one row (no in-batch negative), are left out."""
     batches = []
     for name, rows in datasets.items():
-        shuffled = rows[rng.permutation(len(rows))]
-        batches += [(name, shuffled[i : i + size]) for i in range(0, len(shuffled), size) if len(shuffled[i : i + size]) > 1]
+        pending = rng.permutation(len(rows)).tolist()
+        while len(pending) > 1:
+            taken, seen, skipped, i = [], set(), [], 0
+            while i < len(pending) and len(taken) < size:
+                row = rows[pending[i], :texts].tolist()
+                if seen.isdisjoint(row):
+                    taken.append(pending[i])
+                    seen.update(row)
+                else:
+                    skipped.append(pending[i])
+                i += 1
+            if len(taken) < 2:
+                break
+            batches.append((name, rows[taken]))
+            pending = skipped + pending[i:]
     for i in rng.permutation(len(batches)):
         yield batches[i]
 
@@ -211,11 +265,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pack", type=Path, help="a directory written by `python -m training pack`")
     parser.add_argument("--out", type=Path, required=True, help="where the fp16 weight shards go")
+    parser.add_argument("--work", type=Path, help="checkpoints, kept between calls to resume (default: OUT/work)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     started = time.perf_counter()
-    paths = run(args.pack, args.out, args.device)
+    paths = run(args.pack, args.out, args.device, args.work)
     minutes = (time.perf_counter() - started) / 60
     record(args.out, minutes, torch.cuda.get_device_name() if args.device.startswith("cuda") else args.device)
     log.info("wrote %s in %.1f min", ", ".join(p.name for p in paths), minutes)

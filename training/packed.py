@@ -81,8 +81,8 @@ class TextTable:
 
     def tokens(self, tokenizer, max_length: int) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
         """Concatenated token ids (special tokens included, truncated to ``max_length``) and offsets."""
-        if tokenizer.vocab_size > np.iinfo(np.uint16).max:
-            raise ValueError(f"a vocabulary of {tokenizer.vocab_size} tokens does not fit uint16")
+        if len(tokenizer) > np.iinfo(np.uint16).max:
+            raise ValueError(f"a vocabulary of {len(tokenizer)} tokens does not fit uint16")
         ids = tokenizer(list(self.numbers), truncation=True, max_length=max_length)["input_ids"]
         offsets = np.zeros(len(ids) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum([len(row) for row in ids])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,6 +140,8 @@ def pack(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path, o
     """The GPU recipe's carry-on (:mod:`training.packed`): the contrastive datasets (negatives mined
     here, by the base), the distillation concepts with their meanings, tokenised, and the base's
     weights in fp16 shards with its config; ``python -m training.loop`` trains from it."""
+    if recipe.lay.enabled:
+        raise ValueError(f"{recipe.name}: the GPU loop has no lay phase; switch lay.enabled off")
     prepared = prepare(recipe, reader, run_dir)
     table = TextTable()
     datasets = {name: table.rows(zip(*(ds[c] for c in ds.column_names), strict=True)) for name, ds in prepared.datasets.items()}
@@ -166,10 +169,13 @@ def finish_packed(pack_dir: Path, weights_dir: Path, reader: StoreReader, run_di
     recipe = Recipe.model_validate(meta["recipe"])
     base_dir = base_models.resolve(recipe.base_model, run_dir.parent / ".base-models")
     model = SentenceTransformer(str(base_dir), device="cpu")
+    model.max_seq_length = recipe.max_seq_length
     state = model[0].auto_model.state_dict()
     model[0].auto_model.load_state_dict({**state, **load_shards(weights_dir)})
     trained = run_dir / "loop" / train.FINAL
     model.save(str(trained))
+    for stale in run_dir.glob("interpolate-*"):  # blends of weights an earlier finish was given
+        shutil.rmtree(stale)
     loop = json.loads((weights_dir / LOOP_RECORD).read_text()) if (weights_dir / LOOP_RECORD).is_file() else {}
     data = {**meta["data"], "loop": loop}
     return finish(recipe, meta["recipe_yaml"], reader, trained, base_dir, run_dir, data, 60 * loop.get("minutes", 0))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 
-from training.recipe import PhaseConfig
+if TYPE_CHECKING:  # the GPU loop imports this module where pydantic is not installed
+    from training.recipe import PhaseConfig
 
 
 def blend(states: Sequence[Mapping[str, torch.Tensor]], weights: Sequence[float] | None = None) -> dict[str, torch.Tensor]:
@@ -19,7 +21,7 @@ def blend(states: Sequence[Mapping[str, torch.Tensor]], weights: Sequence[float]
     }
 
 
-def freeze(transformer: torch.nn.Module, phase: PhaseConfig) -> None:
+def freeze(transformer: torch.nn.Module, phase: PhaseConfig) -> None:  # or the loop's plain namespace of one
     """Keep the token embeddings and the ``phase.frozen_layers`` lowest layers as in the start model (less forgetting)."""
     if phase.freeze_embeddings:
         transformer.get_input_embeddings().requires_grad_(False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -92,12 +94,25 @@ def test_pack_loop_and_finish_make_a_model(toy_reader: StoreReader, tiny_model: 
 
     manifest = read_manifest(model_dir)
     assert manifest.model_id == "tiny-gpu-model"
+    assert manifest.max_length == 32  # the recipe's, not the base's
     assert manifest.data["interpolation"]["alpha"] in (0.5, 1.0)
     assert set(manifest.data["interpolation"]["dev_scores"]) == {"0.5", "1"}
     assert manifest.data["loop"] == {"minutes": 0.1, "device": "cpu"}
     vectors = OnnxEncoder(model_dir).encode(["Tachycardia", "Fast heart rate"])
     assert vectors.shape == (2, 32)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+
+
+def test_batches_never_repeat_a_text() -> None:
+    """A repeated text would be its own in-batch negative (sentence-transformers' no-duplicates sampler)."""
+    rows = np.array([[0, 1], [0, 2], [0, 3], [4, 5], [6, 1], [7, 8]], dtype=np.int32)
+    batches = list(loop._batches({"lay": rows}, 3, np.random.default_rng(0)))
+    assert all(len(set(b[1].ravel().tolist())) == b[1].size for b in batches)
+    used = sorted(map(tuple, np.concatenate([b[1] for b in batches]).tolist()))
+    assert {(4, 5), (7, 8)} <= set(used) and len(used) == len(set(used))  # each row at most once
+    # Regression rows (text, concept) may share concepts: only the text column counts.
+    labels = np.array([[0, 0], [1, 0], [2, 0], [3, 1]], dtype=np.int32)
+    assert sum(len(b[1]) for b in loop._batches({"distill": labels}, 2, np.random.default_rng(0), texts=0)) == 4
 
 
 def test_an_interrupted_phase_resumes_after_its_last_epoch(toy_reader: StoreReader, tiny_model: Path, tmp_path: Path, caplog) -> None:  # noqa: ANN001
@@ -112,3 +127,9 @@ def test_an_interrupted_phase_resumes_after_its_last_epoch(toy_reader: StoreRead
         resumed = trainer.contrastive(1, tmp_path / "a")
     assert "resumed after epoch 2" in caplog.text
     assert all(torch.equal(whole[name], resumed[name]) for name in whole)
+
+
+def test_the_loop_needs_neither_pydantic_nor_datasets() -> None:
+    """The GPU image has torch, transformers and safetensors, not pydantic or datasets."""
+    blocked = "import sys; sys.modules.update(pydantic=None, datasets=None, sentence_transformers=None); import training.loop"
+    subprocess.run([sys.executable, "-c", blocked], check=True, cwd=Path(__file__).resolve().parents[2])
