@@ -82,7 +82,7 @@ def compare(
     With ``ranking_only``, the similarity and separation tasks are left out."""
     results: dict[str, dict[str, Any]] = {}
     concepts = {system: list(active_concepts(reader, system)) for system in recipe.systems}
-    concepts |= {source: open_text.SOURCES[source][0]() for source in recipe.open_text}
+    concepts |= {source: open_text.SOURCES[source].concepts() for source in recipe.open_text if open_text.SOURCES[source].evaluated}
     hierarchies = {system: Hierarchy.from_concepts(items) for system, items in concepts.items()}
     test = {system: concepts_of(recipe, h, system, split) for system, h in hierarchies.items()}
     with tempfile.TemporaryDirectory() as tmp:

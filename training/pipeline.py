@@ -50,7 +50,7 @@ def prepare(recipe: Recipe, reader: StoreReader, run_dir: Path) -> Prepared:
     base_dir = base_models.resolve(recipe.base_model, run_dir.parent / ".base-models")
     graph = OntologyGraph.from_store(reader, recipe.systems)
     for source in recipe.open_text:
-        graph.add(source, open_text.SOURCES[source][0]())
+        graph.add(source, open_text.SOURCES[source].concepts(), open_text.SOURCES[source].related)
     splits = held_out(list(graph.nodes), recipe.split.seed, recipe.split.dev, recipe.split.test)
     train_keys = guarded(graph, splits)
     datasets = _prepared(
@@ -63,7 +63,7 @@ def prepare(recipe: Recipe, reader: StoreReader, run_dir: Path) -> Prepared:
     )
     data = {
         "systems": {key: reader.system(key).version for key in recipe.systems},
-        "open_text": {source: open_text.SOURCES[source][1]() for source in recipe.open_text},
+        "open_text": {source: open_text.SOURCES[source].release() for source in recipe.open_text},
         "split": {split.value: len(keys) for split, keys in splits.items()},
         "train_left_out": len(splits[Split.TRAIN]) - len(train_keys),  # their names are held-out text
         "examples": _sizes(datasets),

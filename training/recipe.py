@@ -97,7 +97,7 @@ class Recipe(BaseModel):
     base_model: str = "all-MiniLM-L6-v2"  # a name from training.base_models or a directory
     systems: list[str] = Field(default_factory=lambda: ["hpo", "icd10cm"])
     # Open text beside the store's systems (training.data.open_text), split and held out like them.
-    open_text: list[Literal["mesh"]] = Field(default_factory=list)
+    open_text: list[Literal["mesh", "hpoa"]] = Field(default_factory=list)
     max_seq_length: int = 64
     split: SplitConfig = SplitConfig()
     data: DataConfig = DataConfig()

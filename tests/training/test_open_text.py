@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from indexer.knowledge import mesh
 from indexer.records import IS_A, Concept, Designation, Relationship
 from training.data import builders
 from training.data.graph import OntologyGraph
-from training.data.open_text import mesh_concepts
+from training.data.open_text import disease_concepts, hpoa_release, mesh_concepts
 from training.data.splits import Split, guarded
 
 HEART = mesh.Descriptor("D006331", "Heart Diseases", ("cardiac disease",), ("C14.280",))
@@ -65,3 +66,48 @@ def test_no_text_of_a_held_out_concept_of_any_system_is_trained_on() -> None:
     assert graph.nodes[("icd10cm", "R00.0")].labels == ["Tachycardia, unspecified", "Rapid heartbeat"]
     texts = {t for rows in (builders.synonym_pairs(graph, train, 6, random.Random(0)),) for row in rows for t in row}
     assert "fast heart rate" not in texts and "Rapid heartbeat" in texts
+
+
+HPOA = """#description: "HPO annotations for rare diseases"
+#version: 2025-01-16
+database_id\tdisease_name\tqualifier\thpo_id\treference\tevidence\tonset\tfrequency\tsex\tmodifier\taspect\tbiocuration
+OMIM:1\tSmith syndrome\t\tHP:1\tPMID:1\tPCS\t\t\t\t\tP\tx
+OMIM:1\tSmith syndrome\t\tHP:1\tPMID:2\tPCS\t\t\t\t\tP\tx
+OMIM:1\tSmith syndrome\tNOT\tHP:2\tPMID:1\tPCS\t\t\t\t\tP\tx
+OMIM:1\tSmith syndrome\t\tHP:3\tPMID:1\tPCS\t\t\t\t\tP\tx
+OMIM:1\tSmith syndrome\t\tHP:9\tPMID:1\tPCS\t\t\t\t\tI\tx
+OMIM:1\tSmith syndrome\t\tHP:8\tPMID:1\tPCS\t\t\t\t\tC\tx
+ORPHA:7\tJones disease\t\tHP:2\tPMID:1\tTAS\t\t\t\t\tP\tx
+"""
+
+
+def test_disease_annotations_describe_a_disease_by_its_training_phenotypes_only(tmp_path: Path) -> None:
+    path = tmp_path / "phenotype.hpoa"
+    path.write_text(HPOA, encoding="utf-8")
+    diseases = {c.code: c for c in disease_concepts(path)}
+    assert hpoa_release(path) == "phenotype.hpoa 2025-01-16"
+    # NOT-qualified and clinical-course rows are left out; a term annotated twice is one edge
+    assert [(r.type, r.target) for r in diseases["OMIM:1"].relationships] == [
+        ("has phenotype", "HP:1"), ("has phenotype", "HP:3"), ("has mode of inheritance", "HP:9")
+    ]
+    graph = OntologyGraph.from_concepts(
+        "hpo",
+        [_concept("HP:1", "Seizure", "Epileptic seizure"), _concept("HP:2", "Ataxia"), _concept("HP:3", "Microcephaly"),
+         _concept("HP:9", "Autosomal recessive inheritance")],
+    )
+    graph.add("hpoa", diseases.values(), related="hpo")
+    groups = {Split.TRAIN: set(graph.nodes) - {("hpo", "HP:3")}, Split.DEV: set(), Split.TEST: {("hpo", "HP:3")}}
+    train = guarded(graph, groups)
+    pairs = builders.description_pairs(graph, train, 10, random.Random(0))
+    smith = sorted(text for anchor, text in pairs if anchor == "Smith syndrome")
+    assert smith[0] == "something which has mode of inheritance Autosomal recessive inheritance"
+    assert smith[1] in ("something which has phenotype Seizure", "something which has phenotype Epileptic seizure")
+    assert len(smith) == 2  # Microcephaly is held out: never named
+    assert [text for anchor, text in pairs if anchor == "Jones disease"] == ["something which has phenotype Ataxia"]
+
+
+def test_the_packaged_disease_annotations_read() -> None:
+    diseases = {c.code: c for c in disease_concepts()}
+    assert len(diseases) > 12000
+    assert {c.code.partition(":")[0] for c in diseases.values()} == {"OMIM", "ORPHA", "DECIPHER"}
+    assert hpoa_release().startswith("phenotype.hpoa 20")

