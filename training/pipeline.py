@@ -18,7 +18,9 @@ import numpy as np
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer
 
+from indexer.encoders import load_encoder
 from indexer.encoders.export import PARITY_TEXTS, export_model
+from indexer.encoders.manifest import MANIFEST_FILE
 from indexer.store import StoreReader
 from training import base_models, compare, train
 from training.data import builders, negatives, open_text
@@ -183,13 +185,23 @@ def finish_packed(pack_dir: Path, weights_dir: Path, reader: StoreReader, run_di
 
 def interpolate(recipe: Recipe, reader: StoreReader, trained: Path, base_dir: Path, run_dir: Path) -> tuple[Path, dict]:
     """WiSE-FT: the candidate ``alpha * trained + (1 - alpha) * base`` that scores best on the dev
-    split, with every candidate's score (``training.compare.dev_scores``)."""
+    split, with every candidate's score (``training.compare.dev_scores``). Each candidate is scored
+    as it would be served: exported as the recipe exports (int8 ONNX, parity checked) into
+    ``interpolate-{alpha}/onnx``, kept there so that a resumed run scores it again without re-exporting."""
     config = recipe.interpolate
-    candidates = {
-        f"{alpha:g}": trained if alpha == 1 else train.average([trained, base_dir], run_dir / f"interpolate-{alpha:g}", [alpha, 1 - alpha])
-        for alpha in config.alphas
-    }
-    scores = compare.dev_scores(recipe, reader, {name: train.InMemoryEncoder(d) for name, d in candidates.items()}, config.max_items)
+    parity = reader.spread_displays(PARITY_TEXTS, recipe.systems)
+    candidates, served = {}, {}
+    for alpha in config.alphas:
+        name, out = f"{alpha:g}", run_dir / f"interpolate-{alpha:g}"
+        candidates[name] = trained if alpha == 1 else train.average([trained, base_dir], out, [alpha, 1 - alpha])
+        onnx = out / "onnx"
+        if not (onnx / MANIFEST_FILE).is_file():
+            export_model(
+                candidates[name], onnx, model_id=f"{recipe.export.model_id}-alpha-{name}",
+                quantize=recipe.export.quantize, parity_texts=parity, base_model=recipe.base_model,
+            )
+        served[name] = load_encoder(onnx)
+    scores = compare.dev_scores(recipe, reader, served, config.max_items)
     best = max(scores, key=lambda name: (scores[name], -abs(float(name) - 0.5)))
     log.info("interpolation: dev scores %s, alpha %s", scores, best)
     return candidates[best], {"alpha": float(best), "dev_scores": scores}

@@ -121,21 +121,6 @@ def average(model_dirs: list[Path], out: Path, weights: list[float] | None = Non
     return out / FINAL
 
 
-class InMemoryEncoder:
-    """A sentence-transformers model directory as an :class:`indexer.encoders.Encoder` (fp32, CPU),
-    to score a candidate before it is exported."""
-
-    sha256 = ""
-
-    def __init__(self, model_dir: Path) -> None:
-        self.model = SentenceTransformer(str(model_dir), device="cpu")
-        self.id = model_dir.name
-        self.dimension = self.model.get_embedding_dimension()
-
-    def encode(self, texts) -> np.ndarray:  # noqa: ANN001
-        return self.model.encode(list(texts), batch_size=128, normalize_embeddings=True, convert_to_numpy=True).astype(np.float32)
-
-
 def _load(base_dir: Path, max_seq_length: int) -> SentenceTransformer:
     model = SentenceTransformer(str(base_dir), device="cpu")
     model.max_seq_length = max_seq_length

@@ -97,6 +97,9 @@ def test_pack_loop_and_finish_make_a_model(toy_reader: StoreReader, tiny_model: 
     assert manifest.max_length == 32  # the recipe's, not the base's
     assert manifest.data["interpolation"]["alpha"] in (0.5, 1.0)
     assert set(manifest.data["interpolation"]["dev_scores"]) == {"0.5", "1"}
+    # Each candidate was scored as served: exported as the recipe exports, kept for a resumed run.
+    candidate = read_manifest(tmp_path / "run" / "interpolate-0.5" / "onnx")
+    assert (candidate.model_id, candidate.quantization) == ("tiny-gpu-model-alpha-0.5", manifest.quantization)
     assert manifest.data["loop"] == {"minutes": 0.1, "device": "cpu"}
     vectors = OnnxEncoder(model_dir).encode(["Tachycardia", "Fast heart rate"])
     assert vectors.shape == (2, 32)
