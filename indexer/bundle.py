@@ -30,7 +30,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -140,18 +140,6 @@ class Concepts(Sequence[CatalogConcept]):
 _CODE_NOISE = re.compile(r"[\s.:_-]+")
 
 
-def ancestors(row: int, parents: Callable[[int], Iterable[int]]) -> set[int]:
-    """Every row above ``row``, following ``parents`` (catalog rows of a row's parents)."""
-    seen: set[int] = set()
-    frontier = list(parents(row))
-    while frontier:
-        parent = frontier.pop()
-        if parent not in seen:
-            seen.add(parent)
-            frontier.extend(parents(parent))
-    return seen
-
-
 def code_key(text: str) -> str:
     """A code as typed in any usual form, for lookup: ``I21.9``, ``i219`` → ``I219``;
     ``HP_0001649``, ``hp:0001649`` → ``HP0001649``."""
@@ -224,6 +212,7 @@ class Bundle:
         self._by_code = columns.CodeIndex(*self._code_index(table, "by_code"), self.concepts.system_code)
         self._by_code_key = columns.CodeIndex(*self._code_index(table, "by_code_key"), self.concepts.code_key)
         self._by_name_key = columns.CodeIndex(*self._code_index(table, "by_name_key"), lambda label: name_key(self.label_text[label]))
+        self._system_names = np.asarray(names["system"], dtype=object)
         kind_names = np.asarray(["" if kind is None else kind for kind in names["kind"]])
         self.kinds = kind_names[self.concepts.kind_codes]
         self.kind_names = frozenset(kind_names.tolist()) - {""}
@@ -304,9 +293,25 @@ class Bundle:
             if self.label_knowledge[i] is not None
         ]
 
-    def ancestors(self, row: int) -> set[int]:
-        """Every concept above ``row`` by is-a."""
-        return ancestors(row, lambda r: self.concepts.parents[r].tolist())
+    def above_pairs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` positions in ``rows`` (distinct catalog rows) where ``rows[upper]``
+        is above ``rows[lower]`` by is-a: one walk up from all of them at once, a gather a level."""
+        parents, width = self.concepts.parents, len(self.concepts)
+        position = {row: i for i, row in enumerate(rows.tolist())}
+        lower, upper = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+        source, node = np.arange(len(rows)), np.asarray(rows, dtype=np.int64)
+        while len(node):
+            counts = parents.offsets[node + 1] - parents.offsets[node]
+            pair = np.unique(np.repeat(source, counts) * width + parents.of(node))  # a row met twice in a level goes on once
+            source, node = pair // width, pair % width
+            hit = np.isin(node, rows)
+            lower.append(source[hit])
+            upper.append(np.fromiter((position[r] for r in node[hit].tolist()), np.int64))
+        return np.concatenate(lower), np.concatenate(upper)
+
+    def system_of(self, rows: np.ndarray) -> np.ndarray:
+        """The system key of each catalog row."""
+        return self._system_names[self.concepts.system_codes[rows]]
 
     def concept_labels(self, concept: int) -> range:
         """The label ids of a catalog concept: each concept's labels are one run of ids, in

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -217,14 +218,13 @@ class SearchService:
         searched = set(scope.systems or self.bundle.systems)
         found: dict[int, str] = {}
         key = name_key(query)
-        for label in self.bundle.labels_named(key):
-            if label in scope.exclude_labels:  # left out labels never match, not even to bridge
-                continue
-            row = int(self.bundle.label_concept[label])
-            concept = self.bundle.concepts[row]
-            if concept.system not in searched and concept.active and row not in found and len(found) < MAX_BRIDGES:
-                text = self.bundle.label_text[label]
-                found[row] = f"via {concept.system.upper()} {concept.code} {concept.display}: '{text}'"
+        labels = [label for label in self.bundle.labels_named(key) if label not in scope.exclude_labels]  # never matched
+        rows = self.bundle.label_concept[labels]
+        elsewhere = ~np.isin(self.bundle.system_of(rows), list(searched)) & self.bundle.concepts.active[rows]
+        for label, row in zip(np.asarray(labels)[elsewhere].tolist(), rows[elsewhere].tolist(), strict=True):
+            if row not in found and len(found) < MAX_BRIDGES:
+                concept = self.bundle.concepts[row]
+                found[row] = f"via {concept.system.upper()} {concept.code} {concept.display}: '{self.bundle.label_text[label]}'"
         out = [(self.bundle.concepts[row].display, via) for row, via in found.items()]
         term = self.bundle.entry_terms.get(key)
         if term is not None and len(out) < MAX_BRIDGES:
@@ -329,7 +329,7 @@ class SearchService:
         meanings = self.meanings(asked[0].text, scope.systems or self.bundle.systems)
         confidence = self.calibration.confidence(features)
         if any(count > 1 for count in meanings.values()):  # no row of an ambiguous query is certain
-            confidence /= np.asarray([max(meanings[bundle.concepts[r].system], 1) for r in rows.tolist()], dtype=np.float32)
+            confidence /= np.asarray([max(meanings[key], 1) for key in bundle.system_of(rows)], dtype=np.float32)
         if mode is Mode.DENSE:
             score = features[:, _COS]
         elif mode is Mode.LEXICAL:
@@ -447,26 +447,23 @@ class SearchService:
         the other by is-a are one meaning, and so are those one source named together (one row
         of the abbreviation table, one lent name)."""
         bundle = self.bundle
-        found: dict[str, dict[int, str | None]] = {}
-        for label in self.bundle.labels_named(name_key(query)):
-            row = int(bundle.label_concept[label])
-            found.setdefault(bundle.concepts[row].system, {})[row] = bundle.label_origin[label]
-        out = {}
-        for system in systems:
-            members = found.get(system, {})
-            group = {row: row for row in members}  # union-find over the members
+        labels = self.bundle.labels_named(name_key(query))
+        origins = {int(bundle.label_concept[label]): bundle.label_origin[label] for label in labels}
+        rows = np.fromiter(origins, dtype=np.int64, count=len(origins))
+        system = bundle.system_of(rows)
+        group = list(range(len(rows)))  # union-find over positions in rows
 
-            def root(row: int) -> int:
-                while group[row] != row:
-                    row = group[row]
-                return row
+        def root(i: int) -> int:
+            while group[i] != i:
+                i = group[i]
+            return i
 
-            by_origin: dict[str, int] = {}
-            for row, origin in members.items():
-                for other in (*(bundle.ancestors(row) & members.keys()), by_origin.setdefault(origin, row) if origin else row):
-                    group[root(other)] = root(row)
-            out[system] = len({root(row) for row in members})
-        return out
+        by_origin: dict[tuple[str, str], int] = {}
+        named_together = [(i, by_origin.setdefault((system[i], origin), i)) for i, origin in enumerate(origins.values()) if origin]
+        for lower, upper in [*zip(*(part.tolist() for part in bundle.above_pairs(rows)), strict=True), *named_together]:
+            group[root(lower)] = root(upper)
+        counted = Counter(system[i] for i in {root(i) for i in range(len(rows))})
+        return {key: counted[key] for key in systems}
 
     def _cosines(self, asked: list[_Query], label_ids: np.ndarray) -> np.ndarray:
         """(labels, asked texts) cosines; 0 for a text without a vector (lexical mode)."""

@@ -25,9 +25,11 @@ from indexer.lexical.normalise import fold
 
 DIRECTORY = "chargrams"
 NGRAMS = (3, 3)
-# Postings a query's candidate search reads at most (HPO + ICD-10-CM queries stay well below;
-# a common n-gram of a UMLS-sized bundle holds hundreds of thousands of labels).
-POSTINGS_BUDGET = 300_000
+# Postings a query's candidate search reads at most: its cost grows with them (about 1 ms per
+# 40,000 at 3M labels). On HPO + ICD-10-CM, 1,218 everyday and misspelled queries ranked the same
+# top 10 with 300,000, 50,000 and 20,000 (4 differed at 5,000; bench/RESULTS.md): the candidates
+# the rare n-grams find are the ones the whole vector then scores best.
+POSTINGS_BUDGET = 50_000
 
 
 def _vectorizer(vocabulary: dict[str, int] | None = None) -> TfidfVectorizer:

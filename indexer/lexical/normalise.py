@@ -60,6 +60,7 @@ NAME_KINDS = frozenset(
 )
 
 
+@lru_cache(maxsize=200_000)  # looking a name up checks the key of every label of that name
 def name_key(text: str) -> str:
     """:func:`label_key`, or for a text of stop words only ("AS", "IT") the text itself."""
     return label_key(text) or f"={fold(text).strip()}"

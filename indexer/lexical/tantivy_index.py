@@ -63,7 +63,7 @@ class TantivyIndex:
             return []
         should = [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "text", t)) for t in terms]
         clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
-        if id_range is not None:
+        if id_range is not None and (id_range[0] > 0 or id_range[1] < self._searcher.num_docs):  # else: no filter to apply
             in_range = tantivy.Query.range_query(
                 self._schema, "label_id", tantivy.FieldType.Unsigned, id_range[0], id_range[1], True, False
             )

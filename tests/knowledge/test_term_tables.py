@@ -95,15 +95,18 @@ def test_the_shipped_tables_read() -> None:
 
 
 def test_an_ambiguous_query_never_claims_certainty(settings: Settings, toy_reader: StoreReader, tmp_path: Path) -> None:
-    """A site supplement makes "HTN" also a name of I21 here: two meanings in toyicd, so no row
-    of either is more than half certain, while "MI" (one meaning) stays confident."""
+    """A site supplement makes "HTN" also a name of I21 and of I21.0 below it here: two meanings
+    in toyicd (one above the other by is-a is one), so no row of either is more than half
+    certain, while "MI" (one meaning) stays confident."""
     supplement = tmp_path / "site.csv"
-    supplement.write_text("system,code,term,type,language\ntoyicd,I21,HTN,abbreviation,en\n", encoding="utf-8")
+    supplement.write_text(
+        "system,code,term,type,language\ntoyicd,I21,HTN,abbreviation,en\ntoyicd,I21.0,HTN,abbreviation,en\n", encoding="utf-8"
+    )
     add_supplement(toy_reader.engine, supplement, "site")
     build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
     with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
-        rows = client.get("/search", params={"q": "HTN", "system": "toyicd", "k": 2}).json()["results"]
-        assert {r["code"] for r in rows} == {"I10", "I21"}
+        rows = client.get("/search", params={"q": "HTN", "system": "toyicd", "k": 3}).json()["results"]
+        assert {r["code"] for r in rows} == {"I10", "I21", "I21.0"}
         assert all(r["confidence"] <= 0.5 for r in rows)
         service = client.app.state.service
         assert service.meanings("HTN", ["toyicd"]) == {"toyicd": 2}
