@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -47,7 +47,7 @@ import httpx
 import numpy as np
 
 from bench.bench_loaders import write_meta
-from bench.common import memory_mib, percentiles, record, rss_mib, uvicorn_server
+from bench.common import UVICORN, memory_mib, percentiles, record, rss_mib, uvicorn_server
 from indexer import columns
 from indexer.bundle import CATALOG, current_bundle
 from indexer.encoders import Encoder, default_model_dir, load_encoder
@@ -57,6 +57,7 @@ LABELS_PER_CUI = 3  # English atoms a CUI (write_meta's MSH MH, SNOMEDCT_US PT a
 UMLS_URI = "http://www.nlm.nih.gov/research/umls"
 WORD = re.compile(r"[a-z]+")
 REQUESTS_PER_CLIENT = 60
+WARM_UP = 20
 
 
 class WordMeanEncoder:
@@ -134,7 +135,7 @@ class _AnonymousPeak:
 
     def _sample(self) -> None:
         while not self._stop.wait(0.1):
-            self.peak = max(self.peak, _rss_parts(os.getpid())[0])
+            self.peak = max(self.peak, round(memory_mib(os.getpid(), "RssAnon")[0]))
 
     def stop(self) -> int:
         self._stop.set()
@@ -143,74 +144,92 @@ class _AnonymousPeak:
 
 
 def build(data_dir: Path) -> dict:
+    """Build in a subprocess; its measures are kept in ``build.json`` for a later ``--skip-build``."""
     command = [sys.executable, "-m", "bench.bench_scale", "--build-in", str(data_dir)]
     done = subprocess.run(command, env={**os.environ, **_environment(data_dir)}, check=True, capture_output=True, text=True)
+    (data_dir / "build.json").write_text(done.stdout.splitlines()[-1])
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def _queries(words: list[str], cumulative: list[float], count: int = 40) -> list[str]:
-    rng = random.Random(3)
-    return [" ".join(rng.choices(words[:3000], cum_weights=cumulative[:3000], k=rng.randint(2, 3))) for _ in range(count)]
+def _queries(words: list[str], cumulative: list[float], count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    out: dict[str, None] = {}
+    while len(out) < count:  # distinct: no request is answered from a cache another one filled
+        out[" ".join(rng.choices(words[:3000], cum_weights=cumulative[:3000], k=rng.randint(2, 3)))] = None
+    return list(out)
 
 
-def _run(base: str, path: str, params: list[dict[str, str]], count: int) -> list[float]:
+def _run(base: str, path: str, params: list[dict[str, str]]) -> list[float]:
     samples = []
     with httpx.Client(base_url=base, timeout=60) as client:
-        for i in range(count):
+        for one in params:
             started = time.perf_counter()
-            response = client.get(path, params=params[i % len(params)])
+            response = client.get(path, params=one)
             samples.append((time.perf_counter() - started) * 1000)
             response.raise_for_status()
     return samples
 
 
-def _measure(base: str, name: str, path: str, params: list[dict[str, str]]) -> list[str]:
-    _run(base, path, params, 20)  # warm-up
-    rows = []
-    for clients in (1, 10):
-        started = time.perf_counter()
-        with ThreadPoolExecutor(clients) as pool:
-            runs = list(pool.map(lambda _: _run(base, path, params, REQUESTS_PER_CLIENT), range(clients)))
-        elapsed = time.perf_counter() - started
-        samples = [s for run in runs for s in run]
-        p = percentiles(samples)
-        rows.append(f"| {name} | {clients} | {p['p50']} | {p['p99']} | {len(samples) / elapsed:.0f} |")
-    return rows
+class Load:
+    """Requests of one kind at 1 and 10 clients, each with a query no other request of the run
+    asked (the query vector and name caches are not what is measured)."""
+
+    def __init__(self, base: str, words: list[str], cumulative: list[float]) -> None:
+        self.base, self.words, self.cumulative, self.seed = base, words, cumulative, 0
+
+    def measure(self, name: str, path: str, params: Callable[[str], dict[str, str]]) -> list[str]:
+        self.seed += 1
+        n = REQUESTS_PER_CLIENT
+        asked = [params(q) for q in _queries(self.words, self.cumulative, WARM_UP + n + 10 * n, self.seed)]
+        _run(self.base, path, asked[:WARM_UP])
+        rows = []
+        for clients, first in ((1, WARM_UP), (10, WARM_UP + n)):
+            started = time.perf_counter()
+            with ThreadPoolExecutor(clients) as pool:
+                runs = list(pool.map(lambda c, f=first: _run(self.base, path, asked[f + c * n : f + (c + 1) * n]), range(clients)))
+            elapsed = time.perf_counter() - started
+            samples = [s for run in runs for s in run]
+            p = percentiles(samples)
+            rows.append(f"| {name} | {clients} | {p['p50']} | {p['p99']} | {len(samples) / elapsed:.0f} |")
+        return rows
 
 
-def serve(data_dir: Path, queries: list[str], concepts: int) -> tuple[list[str], dict[str, float]]:
+def serve(data_dir: Path, words: list[str], cumulative: list[float], concepts: int, workers: int) -> tuple[list[str], dict[str, float]]:
     rows = ["| request | clients | p50 ms | p99 ms | req/s |", "|---|---|---|---|---|"]
     started = time.perf_counter()
-    with uvicorn_server(_environment(data_dir), timeout_s=600) as (base, pid):
+    with uvicorn_server(_environment(data_dir), timeout_s=600, command=(*UVICORN, "--workers", str(workers))) as (base, pid):
         ready_s = time.perf_counter() - started
-        rss_ready = rss_mib(pid)[0]
+        rss_ready = _tree_mib(pid, "VmRSS")
+        load = Load(base, words, cumulative)
         for mode in ("dense", "hybrid"):
-            params = [{"q": q, "system": "umls", "mode": mode} for q in queries]
-            rows += _measure(base, f"/search {mode}", "/search", params)
-        expand = [{"url": f"{UMLS_URI}?fhir_vs", "filter": q, "count": "10"} for q in queries]
-        rows += _measure(base, "$expand?filter", "/fhir/ValueSet/$expand", expand)
+            rows += load.measure(f"/search {mode}", "/search", lambda q, m=mode: {"q": q, "system": "umls", "mode": m})
+        rows += load.measure("$expand?filter", "/fhir/ValueSet/$expand", lambda q: {"url": f"{UMLS_URI}?fhir_vs", "filter": q, "count": "10"})
         for number in (10, 1000, 100_000):  # CUI i heads about N / i concepts
             if number > concepts:
                 continue
             cui = f"C{number:07d}"
-            params = [{"q": q, "system": "umls", "ancestor": cui} for q in queries]
-            rows += _measure(base, f"/search?ancestor={cui} (~{concepts // number:,} concepts)", "/search", params)
-        before = rss_mib(pid)[1]
-        sources = [{"id": f"s{i}", "labels": [q]} for i, q in enumerate((queries * 3)[:100])]
+            name = f"/search?ancestor={cui} (~{concepts // number:,} concepts)"
+            rows += load.measure(name, "/search", lambda q, c=cui: {"q": q, "system": "umls", "ancestor": c})
+        before = _tree_mib(pid, "VmHWM")
+        sources = [{"id": f"s{i}", "labels": [q]} for i, q in enumerate(_queries(words, cumulative, 100, 0))]
         started = time.perf_counter()
         httpx.post(f"{base}/match", json={"target_system": "umls", "concepts": sources, "k": 5}, timeout=600).raise_for_status()
         match_s = time.perf_counter() - started
-        rss, peak = rss_mib(pid)
-        anonymous, mapped = _rss_parts(pid)
+        rss, peak = _tree_mib(pid, "VmRSS"), _tree_mib(pid, "VmHWM")
+        anonymous, mapped = _tree_mib(pid, "RssAnon"), _tree_mib(pid, "RssFile")
     return rows, {"ready_s": round(ready_s, 1), "rss_ready_mib": round(rss_ready), "rss_mib": round(rss), "peak_mib": round(peak),
-                  "anon_mib": anonymous, "file_mib": mapped, "match_s": round(match_s, 1), "match_peak_delta_mib": round(peak - before)}
+                  "anon_mib": round(anonymous), "file_mib": round(mapped), "match_s": round(match_s, 1), "match_peak_delta_mib": round(peak - before)}
 
 
-def _rss_parts(pid: int) -> tuple[int, int]:
-    """(anonymous, file-backed) resident MiB: mapped bundle files are page cache, shared by the
-    workers of a host and reclaimable, unlike the process's own memory."""
-    anonymous, mapped = memory_mib(pid, "RssAnon", "RssFile")
-    return int(anonymous), int(mapped)
+def _tree_mib(pid: int, field: str) -> float:
+    """A memory field summed over the server and its worker processes (``RssAnon``: their own
+    memory; ``RssFile``: pages of mapped bundle files, which workers share, counted once a worker)."""
+    return sum(memory_mib(p, field)[0] for p in _tree(pid))
+
+
+def _tree(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [pid, *(p for child in children for p in _tree(int(child)))]
 
 
 def main() -> None:
@@ -218,6 +237,8 @@ def main() -> None:
     parser.add_argument("--labels", type=int, default=1_000_000)
     parser.add_argument("--data-dir", type=Path, help="keep the store and bundle here (default: a temporary directory)")
     parser.add_argument("--skip-load", action="store_true", help="the data dir holds the store already")
+    parser.add_argument("--skip-build", action="store_true", help="serve the data dir's last build (implies --skip-load)")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--record", action="store_true")
     parser.add_argument("--build-in", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -227,11 +248,11 @@ def main() -> None:
     words, cumulative = vocabulary(Settings())
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-scale-"))
     data_dir.mkdir(parents=True, exist_ok=True)
-    loaded = {} if args.skip_load else load(data_dir, args.labels, words, cumulative)
+    loaded = {} if args.skip_load or args.skip_build else load(data_dir, args.labels, words, cumulative)
     print(f"loaded: {loaded}", file=sys.stderr)
-    built = build(data_dir)
+    built = json.loads((data_dir / "build.json").read_text()) if args.skip_build else build(data_dir)
     print(f"built: {built}", file=sys.stderr)
-    rows, served = serve(data_dir, _queries(words, cumulative), built["labels"] // LABELS_PER_CUI)
+    rows, served = serve(data_dir, words, cumulative, built["labels"] // LABELS_PER_CUI, args.workers)
     vector = built["vector"]
     body = "\n".join(
         [
@@ -245,9 +266,11 @@ def main() -> None:
             f"auto above {vector['compress_above']:,} labels), recall@10 against exact {vector['recall_at_10']} "
             "(200 of its own vectors as queries).",
             "",
-            f"Serve: ready in {served['ready_s']} s (uvicorn start to `/ready`), RSS {served['rss_ready_mib']:,} MiB "
+            f"Serve ({args.workers} uvicorn worker{'s' if args.workers > 1 else ''}; every request a query no other "
+            f"asked): ready in {served['ready_s']} s (uvicorn start to `/ready`), RSS {served['rss_ready_mib']:,} MiB "
             f"when ready, {served['rss_mib']:,} MiB after the run (peak {served['peak_mib']:,} MiB; of it "
-            f"{served['anon_mib']:,} MiB the process's own, {served['file_mib']:,} MiB mapped bundle files).",
+            f"{served['anon_mib']:,} MiB the processes' own, {served['file_mib']:,} MiB mapped bundle files, counted "
+            "once a process).",
             "",
             *rows,
             "",
@@ -259,7 +282,7 @@ def main() -> None:
         ]
     )
     if args.record:
-        record(f"Scale: {built['labels']:,} labels, build and serve", body, f".venv/bin/python -m bench.bench_scale --labels {args.labels} --record")
+        record(f"Scale: {built['labels']:,} labels, build and serve", body, " ".join([".venv/bin/python -m bench.bench_scale", *sys.argv[1:]]))
     else:
         print(body)
     if args.data_dir is None:

@@ -30,7 +30,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -209,9 +209,9 @@ class Bundle:
         # Above the size at which vectors are compressed, the n-gram matrices are mapped too.
         self.chargrams = CharGramIndex(self.directory / CHARGRAMS, mapped=len(self.label_concept) > settings.vector.compress_above)
         self.vocabulary = Vocabulary.load(self.directory / VOCABULARY)
-        self._by_code = columns.CodeIndex(*self._code_index(table, "by_code"), self.concepts.system_code)
-        self._by_code_key = columns.CodeIndex(*self._code_index(table, "by_code_key"), self.concepts.code_key)
-        self._by_name_key = columns.CodeIndex(*self._code_index(table, "by_name_key"), lambda label: name_key(self.label_text[label]))
+        self._by_code = self._code_index(table, "by_code", self.concepts.system_code)
+        self._by_code_key = self._code_index(table, "by_code_key", self.concepts.code_key)
+        self._by_name_key = self._code_index(table, "by_name_key", lambda label: name_key(self.label_text[label]))
         self._system_names = np.asarray(names["system"], dtype=object)
         kind_names = np.asarray(["" if kind is None else kind for kind in names["kind"]])
         self.kinds = kind_names[self.concepts.kind_codes]
@@ -221,8 +221,12 @@ class Bundle:
         self._children = columns.Links(columns.array(table, "children.offsets"), columns.array(table, "children.rows"))
 
     @staticmethod
-    def _code_index(table: Path, name: str) -> tuple[np.ndarray, np.ndarray]:
-        return columns.array(table, f"{name}.hashes"), columns.array(table, f"{name}.rows")
+    def _code_index(table: Path, name: str, key_of: Callable[[int], str]) -> columns.CodeIndex:
+        collisions = table / f"{name}.collisions.npy"  # not in a bundle built before they were recorded
+        return columns.CodeIndex(
+            columns.array(table, f"{name}.hashes"), columns.array(table, f"{name}.rows"), key_of,
+            np.load(collisions) if collisions.is_file() else None,
+        )
 
     @property
     def id(self) -> str:
@@ -297,16 +301,18 @@ class Bundle:
         """``(lower, upper)`` positions in ``rows`` (distinct catalog rows) where ``rows[upper]``
         is above ``rows[lower]`` by is-a: one walk up from all of them at once, a gather a level."""
         parents, width = self.concepts.parents, len(self.concepts)
-        position = {row: i for i, row in enumerate(rows.tolist())}
+        order = np.argsort(rows)
+        members = rows[order]
         lower, upper = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
         source, node = np.arange(len(rows)), np.asarray(rows, dtype=np.int64)
-        while len(node):
+        while len(node) and len(rows) > 1:
             counts = parents.offsets[node + 1] - parents.offsets[node]
             pair = np.unique(np.repeat(source, counts) * width + parents.of(node))  # a row met twice in a level goes on once
             source, node = pair // width, pair % width
-            hit = np.isin(node, rows)
+            at = np.minimum(np.searchsorted(members, node), len(members) - 1)
+            hit = members[at] == node
             lower.append(source[hit])
-            upper.append(np.fromiter((position[r] for r in node[hit].tolist()), np.int64))
+            upper.append(order[at[hit]])
         return np.concatenate(lower), np.concatenate(upper)
 
     def system_of(self, rows: np.ndarray) -> np.ndarray:

@@ -91,16 +91,22 @@ def spans(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
 
 
 class CodeIndex:
-    """Rows by a text key: sorted 64-bit hashes, each checked against the row's own key."""
+    """Rows by a text key: sorted 64-bit hashes, checked against the rows' own keys. The build
+    records the hashes two different keys share (``collisions``); under any other hash all rows
+    have one key, so that the first row's is checked for all (a name of 300 labels is one check,
+    not 300). ``collisions`` None (not recorded): every row is checked."""
 
-    def __init__(self, hashes: np.ndarray, rows: np.ndarray, key_of: Callable[[int], str]) -> None:
-        self._hashes, self._rows, self._key_of = hashes, rows, key_of
+    def __init__(self, hashes: np.ndarray, rows: np.ndarray, key_of: Callable[[int], str], collisions: np.ndarray | None) -> None:
+        self._hashes, self._rows, self._key_of, self._collisions = hashes, rows, key_of, collisions
 
     def get(self, key: str) -> list[int]:
         target = np.uint64(key_hash(key))
         start = int(np.searchsorted(self._hashes, target, side="left"))
         stop = int(np.searchsorted(self._hashes, target, side="right"))
-        return sorted(int(row) for row in self._rows[start:stop] if self._key_of(int(row)) == key)
+        rows = self._rows[start:stop].tolist()
+        if rows and self._collisions is not None and target not in self._collisions:
+            return sorted(rows) if self._key_of(rows[0]) == key else []
+        return sorted(row for row in rows if self._key_of(row) == key)
 
 
 def key_hash(key: str) -> int:
@@ -137,10 +143,15 @@ def write_links(directory: Path, name: str, links: Sequence[Sequence[int]]) -> N
 
 
 def write_code_index(directory: Path, name: str, keys: Sequence[str], rows: Sequence[int] | None = None) -> None:
-    """Rows (default: 0, 1, ...) by the hash of their ``keys``."""
+    """Rows (default: 0, 1, ...) by the hash of their ``keys``, and the hashes that two different
+    keys share (:class:`CodeIndex`)."""
     hashes = np.fromiter((key_hash(key) for key in keys), dtype=np.uint64, count=len(keys))
     order = np.argsort(hashes, kind="stable")
-    np.save(directory / f"{name}.hashes.npy", hashes[order])
+    hashes = hashes[order]
+    shared = np.flatnonzero(hashes[1:] == hashes[:-1]).tolist()
+    collisions = {int(hashes[i]) for i in shared if keys[order[i]] != keys[order[i + 1]]}
+    np.save(directory / f"{name}.hashes.npy", hashes)
+    np.save(directory / f"{name}.collisions.npy", np.asarray(sorted(collisions), dtype=np.uint64))
     np.save(directory / f"{name}.rows.npy", (order if rows is None else np.asarray(rows, dtype=np.int64)[order]).astype(np.int32))
 
 

@@ -25,9 +25,10 @@ abbreviation among other words as what it stands for ("old MI": "old myocardial 
 from __future__ import annotations
 
 import re
-import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache, partial
@@ -38,6 +39,7 @@ import scipy.sparse as sp
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
 from indexer.knowledge.term_tables import expansion
+from indexer.lexical.base import LexicalIndex
 from indexer.lexical.chargrams import top as chargram_top
 from indexer.lexical.normalise import fold, label_key, name_key, tokens, words
 from indexer.settings import SearchSettings
@@ -146,7 +148,13 @@ class SearchService:
         self.encoder = encoder
         self.settings = settings
         self.calibration = calibration or Calibration.of_bundle(bundle)
-        self._dense_slots = threading.BoundedSemaphore(settings.dense_slots)
+        # Encoding and vector searches run on the dense threads (``dense_slots`` at once), BM25
+        # searches on the lexical one, while the request's thread scores n-grams: ONNX Runtime,
+        # FAISS and tantivy let go of the GIL (and a remote index is waited on, not run).
+        self._dense_work = ThreadPoolExecutor(max_workers=settings.dense_slots, thread_name_prefix="dense")
+        self._lexical_work = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lexical")
+        for pool in (self._dense_work, self._lexical_work):
+            weakref.finalize(self, pool.shutdown, wait=False)  # a swapped-out bundle's, once unused
         self.vector = lru_cache(maxsize=4096)(self._encode_one)
         self._abbreviation = lru_cache(maxsize=20_000)(self._abbreviation_of)
 
@@ -180,8 +188,9 @@ class SearchService:
         mode: Mode = Mode.HYBRID,
         min_confidence: float = 0.0,
     ) -> list[Ranking]:
-        """:meth:`rank` for several queries (each text encoded once, alone: :meth:`encode`)."""
+        """:meth:`rank` for several queries (each text encoded once, alone: :meth:`_encode_one`)."""
         mask = scope.mask(self.bundle)
+        encoding = {query: self._dense_work.submit(self.vector, query) for query in queries} if mode is not Mode.LEXICAL else {}
         corrections = [self.correct(query) for query in queries]
         bridging = self.settings.bridges and mode is not Mode.LEXICAL
         bridges = [
@@ -194,8 +203,9 @@ class SearchService:
             for query in queries
         ]
         rewrites = [c for c in corrections if c] + [text for found in bridges for text, _ in found]
-        texts = list(dict.fromkeys([*queries, *rewrites])) if mode is not Mode.LEXICAL else []
-        vectors = dict(zip(texts, self.encode(texts), strict=True))
+        for text in rewrites if mode is not Mode.LEXICAL else []:
+            encoding.setdefault(text, self._dense_work.submit(self.vector, text))
+        vectors = {text: job.result() for text, job in encoding.items()}
         rankings = []
         for query, correction, bridged in zip(queries, corrections, bridges, strict=True):
             asked = [self._query(query, vectors.get(query))]
@@ -271,14 +281,10 @@ class SearchService:
                 changed = True
         return out if changed else None
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of ``texts``; each text is encoded alone (dynamic int8 quantisation scales per
-        batch, so a batch would make a text's vector depend on its neighbours), and cached."""
-        return np.stack([self.vector(text) for text in texts]) if texts else np.empty((0, self.encoder.dimension))
-
     def _encode_one(self, text: str) -> np.ndarray:
-        with self._dense_slots:
-            return self.encoder.encode([text])[0]
+        """A text's vector, encoded alone (dynamic int8 quantisation scales per batch, so a batch
+        would make a text's vector depend on its neighbours); cached as :attr:`vector`."""
+        return self.encoder.encode([text])[0]
 
     # --- retrieval ---------------------------------------------------------------------------------
 
@@ -298,35 +304,32 @@ class SearchService:
         code_rows = [r for r in bundle.rows_by_code(asked[0].text) if mask[r]]
         allowed = self._subtree_labels(mask) if scope.subtree is not None else None
         narrow = allowed if allowed is not None and len(allowed) <= MAX_LEXICAL_FILTER else None  # the lexical one
-        bm25: dict[int, Hit] = {}
+        # The index searches run on the dense and lexical threads while this one scores n-grams.
+        dense = [
+            self._dense_work.submit(self._channel, partial(bundle.vectors.search, query.vector, allowed=allowed), ranges, depth, mask, left_out)
+            for query in asked
+            if mode is not Mode.LEXICAL and query.vector is not None
+        ]
+        lexical = [
+            self._lexical_work.submit(self._channel, partial(_lexical_search, bundle.lexical, query.text, narrow), ranges, depth, mask, left_out)
+            for query in asked
+            if mode is not Mode.DENSE
+        ]
+        try:
+            chars = [self._chars(query, ranges, depth, mask, left_out, allowed) for query in asked if mode is Mode.HYBRID and not query.corrected]
+            meanings = self.meanings(asked[0].text, scope.systems or self.bundle.systems)
+        finally:  # every search has ended; a dense failure is the one reported, then a lexical one
+            found = [job.result() for job in (*dense, *lexical)]
+        bm25 = found[len(dense)] if lexical else {}  # the query's own BM25 hits (asked[0] is the query)
         candidates: dict[int, None] = dict.fromkeys(code_rows)
-        for query in asked:
-            found: list[dict[int, Hit]] = []
-            if mode is not Mode.LEXICAL and query.vector is not None:
-                search = partial(bundle.vectors.search, query.vector, allowed=allowed)  # (k, range) -> hits
-                found.append(self._channel(search, ranges, depth, mask, left_out))
-            if mode is not Mode.DENSE:
-                lexical_search = partial(bundle.lexical.search, query.text, allowed=narrow)
-                lexical = self._channel(lambda n, r, f=lexical_search: _pairs(f(n, r)), ranges, depth, mask, left_out)
-                if not query.corrected:
-                    bm25 = lexical
-                found.append(lexical)
-            if mode is Mode.HYBRID and not query.corrected:  # a rewrite is spelled right: no typo to find
-                every = bundle.chargrams.scores(query.chars)
-                if allowed is not None:  # a subtree's labels only
-                    inside = np.isin(every[0], allowed, assume_unique=True)
-                    every = (every[0][inside], every[1][inside])
-                chars = self._channel(lambda n, r, e=every: chargram_top(*e, n, r), ranges, depth, mask, left_out)
-                found.append(chars)
-            for channel in found:
-                candidates.update(dict.fromkeys(channel))
+        for channel in (*found, *chars):
+            candidates.update(dict.fromkeys(channel))
         if excluded:  # a concept all of whose labels are left out cannot match
             candidates = {c: None for c in candidates if set(bundle.concept_labels(c)) - excluded}
         if not candidates:
             return [], 0
         rows = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
         features, labels, via = self._features(asked, rows, set(code_rows), left_out)
-        meanings = self.meanings(asked[0].text, scope.systems or self.bundle.systems)
         confidence = self.calibration.confidence(features)
         if any(count > 1 for count in meanings.values()):  # no row of an ambiguous query is certain
             confidence /= np.asarray([max(meanings[key], 1) for key in bundle.system_of(rows)], dtype=np.float32)
@@ -353,6 +356,16 @@ class SearchService:
             )
             for i in order
         ], int(keep.sum())
+
+    def _chars(
+        self, query: _Query, ranges: list[tuple[int, int]], depth: int, mask: np.ndarray, left_out: np.ndarray | None, allowed: np.ndarray | None
+    ) -> dict[int, Hit]:
+        """The character n-gram channel (among ``allowed``: a subtree's labels)."""
+        every = self.bundle.chargrams.scores(query.chars)
+        if allowed is not None:
+            inside = np.isin(every[0], allowed, assume_unique=True)
+            every = (every[0][inside], every[1][inside])
+        return self._channel(lambda n, r: chargram_top(*every, n, r), ranges, depth, mask, left_out)
 
     def _subtree_labels(self, mask: np.ndarray) -> np.ndarray | None:
         """The labels of a subtree's admitted concepts, for the vector index to search among
@@ -534,8 +547,9 @@ class SearchService:
         return [self.result(rank, row) for rank, row in enumerate(ranking.rows, start=1)]
 
 
-def _pairs(hits: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
-    """A lexical index's (label id, score) hits as (scores, label ids)."""
+def _lexical_search(index: LexicalIndex, text: str, allowed: np.ndarray | None, k: int, id_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """A lexical index's hits as a :data:`LabelSearch` gives them: (scores, label ids)."""
+    hits = index.search(text, k, id_range, allowed=allowed)
     return np.fromiter((s for _, s in hits), np.float32, len(hits)), np.fromiter((i for i, _ in hits), np.int64, len(hits))
 
 

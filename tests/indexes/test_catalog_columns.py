@@ -3,6 +3,7 @@ row, codes found by their usual forms, links in both directions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -57,12 +58,34 @@ def test_labels_read_back_with_their_kinds_origins_and_sources(table: Path) -> N
 
 def test_codes_are_found_by_system_and_by_any_usual_form(table: Path) -> None:
     concepts = Concepts(table, columns.read_names(table))
-    by_code = columns.CodeIndex(columns.array(table, "by_code.hashes"), columns.array(table, "by_code.rows"), concepts.system_code)
-    by_key = columns.CodeIndex(columns.array(table, "by_code_key.hashes"), columns.array(table, "by_code_key.rows"), concepts.code_key)
+    by_code, by_key = (_code_index(table, name, key_of) for name, key_of in (("by_code", concepts.system_code), ("by_code_key", concepts.code_key)))
     assert by_code.get("icd10cm\0I21.9") == [2]
     assert by_code.get("hpo\0I21.9") == []
     assert by_key.get(code_key("i219")) == [2]
     assert by_key.get(code_key("hp_0001649")) == [3]
+
+
+def _code_index(table: Path, name: str, key_of: Callable[[int], str]) -> columns.CodeIndex:
+    collisions = columns.array(table, f"{name}.collisions")
+    return columns.CodeIndex(columns.array(table, f"{name}.hashes"), columns.array(table, f"{name}.rows"), key_of, collisions)
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_keys_sharing_a_hash_are_told_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recorded: bool) -> None:
+    """With a hash that collides (a key's length), the build records the shared hashes and a
+    lookup checks each row's key under them; under a hash of one key, the first row's key is
+    checked for all. A bundle without recorded collisions checks every row."""
+    monkeypatch.setattr(columns, "key_hash", len)
+    keys = ["ab", "cd", "ab", "xyz", "xyz", "q"]
+    columns.write_code_index(tmp_path, "names", keys)
+    assert columns.array(tmp_path, "names.collisions").tolist() == [2]  # "ab" and "cd"; "xyz" is one key
+    collisions = columns.array(tmp_path, "names.collisions") if recorded else None
+    index = columns.CodeIndex(columns.array(tmp_path, "names.hashes"), columns.array(tmp_path, "names.rows"), keys.__getitem__, collisions)
+    assert index.get("ab") == [0, 2]
+    assert index.get("cd") == [1]
+    assert index.get("xyz") == [3, 4]
+    assert index.get("abc") == []  # the hash of "xyz", another key
+    assert index.get("zz") == []
 
 
 def test_children_are_the_parent_links_reversed(table: Path) -> None:
