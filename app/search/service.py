@@ -28,8 +28,8 @@ import re
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache, partial
 
@@ -130,14 +130,36 @@ class Result:
 
 @dataclass
 class _Query:
-    """One text's retrieval inputs: its vector, char n-gram vector and tokens."""
+    """One text's retrieval inputs: its index searches (started as soon as the text is known),
+    char n-gram vector and tokens."""
 
     text: str
-    vector: np.ndarray | None
+    searches: _Searches
     chars: object
     tokens: list[str]
     corrected: bool = False  # a rewrite: the spelling corrected, or a bridge
     via: str | None = None  # the bridge
+    vector: np.ndarray | None = None  # once its dense search has ended
+
+
+@dataclass(frozen=True)
+class _Where:
+    """What a scope lets the channels search, worked out once a call."""
+
+    mask: np.ndarray  # admitted catalog rows (Scope.mask)
+    ranges: list[tuple[int, int]]  # label-id ranges (Scope.ranges)
+    depth: int  # concepts each channel brings
+    left_out: np.ndarray | None  # label ids never matched
+    allowed: np.ndarray | None  # a subtree's labels, for the vector and n-gram searches
+    narrow: np.ndarray | None  # the same for the lexical search, when few enough
+
+
+@dataclass(frozen=True)
+class _Searches:
+    """A text's index searches, running: (vector, hits) of the dense one, hits of BM25."""
+
+    dense: Future[tuple[np.ndarray, dict[int, Hit]]] | None
+    lexical: Future[dict[int, Hit]] | None
 
 
 class SearchService:
@@ -189,34 +211,37 @@ class SearchService:
         min_confidence: float = 0.0,
     ) -> list[Ranking]:
         """:meth:`rank` for several queries (each text encoded once, alone: :meth:`_encode_one`)."""
-        mask = scope.mask(self.bundle)
-        encoding = {query: self._dense_work.submit(self.vector, query) for query in queries} if mode is not Mode.LEXICAL else {}
+        where = self._where(scope, k)
+        searches: dict[str, _Searches] = {}
+
+        def search(text: str) -> _Searches:  # each text's index searches start once, when it is known
+            if text not in searches:
+                lexical = partial(_lexical_search, self.bundle.lexical, text, where.narrow)
+                searches[text] = _Searches(
+                    self._dense_work.submit(self._dense, text, where) if mode is not Mode.LEXICAL else None,
+                    self._lexical_work.submit(self._channel, lexical, where) if mode is not Mode.DENSE else None,
+                )
+            return searches[text]
+
+        asked = [[self._query(query, search(query))] for query in queries]
         corrections = [self.correct(query) for query in queries]
         bridging = self.settings.bridges and mode is not Mode.LEXICAL
-        bridges = [
-            [
+        rankings = []
+        for query, correction, texts in zip(queries, corrections, asked, strict=True):
+            if correction and mode is not Mode.LEXICAL:
+                texts.append(self._query(correction, search(correction), corrected=True))
+            said = {label_key(query)}  # a bridge that says what the query says adds nothing
+            bridged = [
                 *self.bridges(query, scope),
                 *self.expansions(query),
                 *((text, f"lay wording read as '{text}'") for text in lay.rewrites(query)),
-            ]
-            if bridging else []
-            for query in queries
-        ]
-        rewrites = [c for c in corrections if c] + [text for found in bridges for text, _ in found]
-        for text in rewrites if mode is not Mode.LEXICAL else []:
-            encoding.setdefault(text, self._dense_work.submit(self.vector, text))
-        vectors = {text: job.result() for text, job in encoding.items()}
-        rankings = []
-        for query, correction, bridged in zip(queries, corrections, bridges, strict=True):
-            asked = [self._query(query, vectors.get(query))]
-            if correction and mode is not Mode.LEXICAL:
-                asked.append(self._query(correction, vectors.get(correction), corrected=True))
-            said = {label_key(query)}  # a bridge that says what the query says adds nothing
+            ] if bridging else []  # fmt: skip
             for text, via in bridged:
                 if (key := label_key(text)) not in said:
                     said.add(key)
-                    asked.append(self._query(text, vectors[text], corrected=True, via=via))
-            rows, above = self._rank(asked, scope, mask, k, mode, min_confidence)
+                    texts.append(self._query(text, search(text), corrected=True, via=via))
+        for query, correction, texts in zip(queries, corrections, asked, strict=True):
+            rows, above = self._rank(texts, scope, where, k, mode, min_confidence)
             rankings.append(Ranking(rows, correction, above))
         return rankings
 
@@ -288,48 +313,51 @@ class SearchService:
 
     # --- retrieval ---------------------------------------------------------------------------------
 
-    def _query(self, text: str, vector: np.ndarray | None, corrected: bool = False, via: str | None = None) -> _Query:
-        return _Query(text, vector, self.bundle.chargrams.vector(text), tokens(text), corrected, via)
+    def _query(self, text: str, searches: _Searches, corrected: bool = False, via: str | None = None) -> _Query:
+        return _Query(text, searches, self.bundle.chargrams.vector(text), tokens(text), corrected, via)
+
+    def _where(self, scope: Scope, k: int) -> _Where:
+        mask = scope.mask(self.bundle)
+        excluded = scope.exclude_labels
+        allowed = self._subtree_labels(mask) if scope.subtree is not None else None
+        return _Where(
+            mask,
+            scope.ranges(self.bundle),
+            max(k, self.settings.fusion_depth),
+            np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None,
+            allowed,
+            allowed if allowed is not None and len(allowed) <= MAX_LEXICAL_FILTER else None,
+        )
+
+    def _dense(self, text: str, where: _Where) -> tuple[np.ndarray, dict[int, Hit]]:
+        """A text's vector and the dense channel's hits (on a dense thread)."""
+        vector = self.vector(text)
+        return vector, self._channel(partial(self.bundle.vectors.search, vector, allowed=where.allowed), where)
 
     def _rank(
-        self, asked: list[_Query], scope: Scope, mask: np.ndarray, k: int, mode: Mode, min_confidence: float
+        self, asked: list[_Query], scope: Scope, where: _Where, k: int, mode: Mode, min_confidence: float
     ) -> tuple[list[Ranked], int]:
-        """The best ``k`` rows at or above ``min_confidence``, and how many candidates are;
-        ``mask``: the scope's admitted catalog rows (:meth:`Scope.mask`)."""
+        """The best ``k`` rows at or above ``min_confidence``, and how many candidates are."""
         bundle = self.bundle
-        ranges = scope.ranges(bundle)
-        depth = max(k, self.settings.fusion_depth)
         excluded = scope.exclude_labels
-        left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
-        code_rows = [r for r in bundle.rows_by_code(asked[0].text) if mask[r]]
-        allowed = self._subtree_labels(mask) if scope.subtree is not None else None
-        narrow = allowed if allowed is not None and len(allowed) <= MAX_LEXICAL_FILTER else None  # the lexical one
-        # The index searches run on the dense and lexical threads while this one scores n-grams.
-        dense = [
-            self._dense_work.submit(self._channel, partial(bundle.vectors.search, query.vector, allowed=allowed), ranges, depth, mask, left_out)
-            for query in asked
-            if mode is not Mode.LEXICAL and query.vector is not None
-        ]
-        lexical = [
-            self._lexical_work.submit(self._channel, partial(_lexical_search, bundle.lexical, query.text, narrow), ranges, depth, mask, left_out)
-            for query in asked
-            if mode is not Mode.DENSE
-        ]
-        try:
-            chars = [self._chars(query, ranges, depth, mask, left_out, allowed) for query in asked if mode is Mode.HYBRID and not query.corrected]
+        code_rows = [r for r in bundle.rows_by_code(asked[0].text) if where.mask[r]]
+        try:  # while the index searches run on their threads
+            chars = [self._chars(query, where) for query in asked if mode is Mode.HYBRID and not query.corrected]
             meanings = self.meanings(asked[0].text, scope.systems or self.bundle.systems)
         finally:  # every search has ended; a dense failure is the one reported, then a lexical one
-            found = [job.result() for job in (*dense, *lexical)]
-        bm25 = found[len(dense)] if lexical else {}  # the query's own BM25 hits (asked[0] is the query)
+            dense = [query.searches.dense.result() if query.searches.dense else (None, {}) for query in asked]
+            lexical = [query.searches.lexical.result() if query.searches.lexical else {} for query in asked]
+        asked = [replace(query, vector=vector) for query, (vector, _) in zip(asked, dense, strict=True)]
+        bm25 = lexical[0]  # the query's own BM25 hits
         candidates: dict[int, None] = dict.fromkeys(code_rows)
-        for channel in (*found, *chars):
+        for channel in (*(hits for _, hits in dense), *lexical, *chars):
             candidates.update(dict.fromkeys(channel))
         if excluded:  # a concept all of whose labels are left out cannot match
             candidates = {c: None for c in candidates if set(bundle.concept_labels(c)) - excluded}
         if not candidates:
             return [], 0
         rows = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
-        features, labels, via = self._features(asked, rows, set(code_rows), left_out)
+        features, labels, via = self._features(asked, rows, set(code_rows), where.left_out)
         confidence = self.calibration.confidence(features)
         if any(count > 1 for count in meanings.values()):  # no row of an ambiguous query is certain
             confidence /= np.asarray([max(meanings[key], 1) for key in bundle.system_of(rows)], dtype=np.float32)
@@ -357,15 +385,13 @@ class SearchService:
             for i in order
         ], int(keep.sum())
 
-    def _chars(
-        self, query: _Query, ranges: list[tuple[int, int]], depth: int, mask: np.ndarray, left_out: np.ndarray | None, allowed: np.ndarray | None
-    ) -> dict[int, Hit]:
-        """The character n-gram channel (among ``allowed``: a subtree's labels)."""
+    def _chars(self, query: _Query, where: _Where) -> dict[int, Hit]:
+        """The character n-gram channel (a subtree's labels only, when ``where`` has one)."""
         every = self.bundle.chargrams.scores(query.chars)
-        if allowed is not None:
-            inside = np.isin(every[0], allowed, assume_unique=True)
+        if where.allowed is not None:
+            inside = np.isin(every[0], where.allowed, assume_unique=True)
             every = (every[0][inside], every[1][inside])
-        return self._channel(lambda n, r: chargram_top(*every, n, r), ranges, depth, mask, left_out)
+        return self._channel(lambda n, r: chargram_top(*every, n, r), where)
 
     def _subtree_labels(self, mask: np.ndarray) -> np.ndarray | None:
         """The labels of a subtree's admitted concepts, for the vector index to search among
@@ -378,15 +404,14 @@ class SearchService:
             return None
         return labels
 
-    def _channel(
-        self, search: LabelSearch, ranges: list[tuple[int, int]], k: int, mask: np.ndarray, left_out: np.ndarray | None
-    ) -> dict[int, Hit]:
-        """The best ``k`` concepts of each range (best label each), asking for more labels until
-        ``k`` admitted concepts are found or :data:`MAX_CHANNEL_DEPTH` labels were asked (a
+    def _channel(self, search: LabelSearch, where: _Where) -> dict[int, Hit]:
+        """The best ``where.depth`` admitted concepts of each range (best label each), asking for
+        more labels until so many are found or :data:`MAX_CHANNEL_DEPTH` labels were asked (a
         subtree's labels are given to the vector search itself; the lexical channels add what
-        they find among their best); ``left_out``: label ids never matched."""
+        they find among their best)."""
+        k, mask, left_out = where.depth, where.mask, where.left_out
         best: dict[int, Hit] = {}
-        for id_range in ranges:
+        for id_range in where.ranges:
             size = id_range[1] - id_range[0]
             wanted = min(size, k * self.settings.label_oversample)
             while wanted > 0:

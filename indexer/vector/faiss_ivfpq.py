@@ -38,6 +38,10 @@ class IvfPqIndex:
     filter_limit = None  # a bitmap of the bundle's labels, whatever their number
 
     def __init__(self, index: faiss.IndexIVFPQFastScan, matrix: np.ndarray, settings: VectorSettings, directory: Path) -> None:
+        # FAISS's int16 fast-scan kernel collecting into a reservoir, one query at a time (its
+        # "implem 11"): for the single-query searches served, 1.5 ms against the automatic choice's
+        # 2.2 ms (batched queries, 13) at 3M labels, recall@10 against exact unchanged (0.974).
+        index.implem = 11
         self._index = index
         self._directory = directory
         self.matrix = matrix  # float16 rows, row = label id (read-only)
