@@ -9,9 +9,11 @@ of its own:
 - load: ``python -m indexer load umls --lang ENG`` into a fresh SQLite store;
 - build: seconds per stage and peak RSS (VmHWM) of ``build_bundle``, the index kind it chose and
   its recall@10 against the exact scan (a sample of the bundle's own vectors as queries);
-- serve: uvicorn over the bundle: seconds to ``/ready``, RSS; ``/search`` dense and hybrid,
-  ``$expand?filter`` and subtree-scoped ``/search?ancestor=`` p50/p99 and req/s at 1 and 10
-  clients.
+- serve: uvicorn over the bundle (``--workers`` processes): seconds to ``/ready``, memory
+  summed over the processes (their own, and the mapped bundle files' pages); ``/search`` dense
+  and hybrid, ``$expand?filter`` and subtree-scoped ``/search?ancestor=`` p50/p99 and req/s at
+  1 and 10 clients, every request with a query no other request of the run asked (so that no
+  cache of query vectors or names answers it).
 
 Label vectors: encoding 3M labels with the shipped model takes hours on 2 cores (its
 throughput is bench_encoder's), so the build embeds each label as the normalised mean of the
@@ -20,7 +22,8 @@ model once). The bundle carries the shipped model, and the server encodes querie
 production, so query latency includes the real encoder.
 
 Needs the default bundle (``make build``) for the vocabulary. Run:
-``.venv/bin/python -m bench.bench_scale --labels 1000000 [--record]``.
+``.venv/bin/python -m bench.bench_scale --labels 1000000 [--data-dir DIR] [--workers 2] [--record]``;
+``--skip-load`` rebuilds from DIR's store, ``--skip-build`` serves DIR's last build again.
 """
 
 from __future__ import annotations
