@@ -128,8 +128,9 @@ class SearchSettings(BaseModel):
     # How many label hits to fetch per wanted concept before grouping labels into concepts (more
     # are fetched while too few concepts come back). 2 ranks as 4 did on the benchmarks, in less time.
     label_oversample: int = Field(default=2, ge=1)
-    # Dense requests encoding and scanning at once. Each already uses every core (ONNX Runtime
-    # and BLAS threads), so more at once only thrashes: 1 measured best on 2 cores.
+    # Threads a worker encodes queries and searches the vector index on (a text's encoding then
+    # its vector search, one job), beside the request's thread. An encoding already uses every
+    # core (ONNX Runtime's threads), so more at once only thrashes: 1 measured best on 2 cores.
     dense_slots: int = Field(default=1, ge=1)
     # Search through another loaded terminology's concept when the query is exactly one of its
     # names ("heart attack" in ICD-10-CM via HPO's Myocardial infarction); see app/search/service.py.

@@ -25,7 +25,6 @@ abbreviation among other words as what it stands for ("old MI": "old myocardial 
 from __future__ import annotations
 
 import re
-import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -172,11 +171,10 @@ class SearchService:
         self.calibration = calibration or Calibration.of_bundle(bundle)
         # Encoding and vector searches run on the dense threads (``dense_slots`` at once), BM25
         # searches on the lexical one, while the request's thread scores n-grams: ONNX Runtime,
-        # FAISS and tantivy let go of the GIL (and a remote index is waited on, not run).
+        # FAISS and tantivy let go of the GIL (and a remote index is waited on, not run). A pool's
+        # idle threads end once it is collected (a swapped-out bundle's service, no longer used).
         self._dense_work = ThreadPoolExecutor(max_workers=settings.dense_slots, thread_name_prefix="dense")
         self._lexical_work = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lexical")
-        for pool in (self._dense_work, self._lexical_work):
-            weakref.finalize(self, pool.shutdown, wait=False)  # a swapped-out bundle's, once unused
         self.vector = lru_cache(maxsize=4096)(self._encode_one)
         self._abbreviation = lru_cache(maxsize=20_000)(self._abbreviation_of)
 

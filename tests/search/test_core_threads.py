@@ -1,0 +1,51 @@
+"""The ranking core's searches run on its own threads: several queries at once rank as each alone
+(a text asked twice is searched once), and a service that is no longer used (a swapped-out
+bundle's) lets its threads end."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+from app.search.loader import open_search_service
+from app.search.scope import Scope
+from app.search.service import Mode
+from indexer.encoders import FakeEncoder
+from indexer.settings import Settings
+from tests.api.conftest import built  # noqa: F401 - the toy bundle fixture
+
+TOY = Scope(("toy",))
+QUERIES = ["fast heart rate", "hearing loss", "fast heart rate", "pnemonia"]
+
+
+def _rows(ranking) -> list[tuple[int, int, float]]:  # noqa: ANN001
+    return [(row.concept, row.label, round(row.confidence, 6)) for row in ranking.rows]
+
+
+def test_queries_ranked_together_rank_as_each_alone(built: Settings) -> None:  # noqa: F811
+    service = open_search_service(built, FakeEncoder(32))
+    for mode in Mode:
+        together = service.rank_many(QUERIES, TOY, 5, mode)
+        alone = [service.rank(query, TOY, 5, mode) for query in QUERIES]
+        assert [_rows(r) for r in together] == [_rows(r) for r in alone]
+        assert [r.suggestion for r in together] == [r.suggestion for r in alone]
+    assert _rows(together[0])  # the toy bundle finds something
+
+
+def _core_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith(("dense", "lexical"))}
+
+
+def test_an_unused_service_lets_its_threads_end(built: Settings) -> None:  # noqa: F811
+    before = _core_threads()
+    service = open_search_service(built, FakeEncoder(32))
+    service.rank("fast heart rate", TOY)
+    started = _core_threads() - before
+    assert {t.name.split("_")[0] for t in started} == {"dense", "lexical"}
+    del service
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while any(t.is_alive() for t in started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(t.is_alive() for t in started)
