@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache, partial
 
@@ -138,7 +138,11 @@ class _Query:
     tokens: list[str]
     corrected: bool = False  # a rewrite: the spelling corrected, or a bridge
     via: str | None = None  # the bridge
-    vector: np.ndarray | None = None  # once its dense search has ended
+
+    @property
+    def vector(self) -> np.ndarray | None:
+        """Its vector (waits for its dense search); None without one (lexical mode)."""
+        return self.searches.dense.result()[0] if self.searches.dense else None
 
 
 @dataclass(frozen=True)
@@ -345,7 +349,6 @@ class SearchService:
         finally:  # every search has ended; a dense failure is the one reported, then a lexical one
             dense = [query.searches.dense.result() if query.searches.dense else (None, {}) for query in asked]
             lexical = [query.searches.lexical.result() if query.searches.lexical else {} for query in asked]
-        asked = [replace(query, vector=vector) for query, (vector, _) in zip(asked, dense, strict=True)]
         bm25 = lexical[0]  # the query's own BM25 hits
         candidates: dict[int, None] = dict.fromkeys(code_rows)
         for channel in (*(hits for _, hits in dense), *lexical, *chars):
