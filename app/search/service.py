@@ -389,8 +389,8 @@ class SearchService:
     def _chars(self, query: _Query, where: _Where) -> dict[int, Hit]:
         """The character n-gram channel (a subtree's labels only, when ``where`` has one)."""
         every = self.bundle.chargrams.scores(query.chars)
-        if where.allowed is not None:
-            inside = np.isin(every[0], where.allowed, assume_unique=True)
+        if where.allowed is not None:  # the labels of the admitted concepts: read off the mask, unsorted
+            inside = where.mask[self.bundle.label_concept[every[0]]]
             every = (every[0][inside], every[1][inside])
         return self._channel(lambda n, r: chargram_top(*every, n, r), where)
 
