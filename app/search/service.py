@@ -153,7 +153,7 @@ class _Where:
     ranges: list[tuple[int, int]]  # label-id ranges (Scope.ranges)
     depth: int  # concepts each channel brings
     left_out: np.ndarray | None  # label ids never matched
-    allowed: np.ndarray | None  # a subtree's labels, for the vector and n-gram searches
+    allowed: np.ndarray | None  # a subtree's labels, for the vector search (set: the n-gram channel keeps to the mask)
     narrow: np.ndarray | None  # the same for the lexical search, when few enough
 
 
@@ -486,7 +486,7 @@ class SearchService:
         the other by is-a are one meaning, and so are those one source named together (one row
         of the abbreviation table, one lent name)."""
         bundle = self.bundle
-        labels = self.bundle.labels_named(name_key(query))
+        labels = bundle.labels_named(name_key(query))
         origins = {int(bundle.label_concept[label]): bundle.label_origin[label] for label in labels}
         rows = np.fromiter(origins, dtype=np.int64, count=len(origins))
         system = bundle.system_of(rows)
