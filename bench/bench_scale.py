@@ -223,7 +223,7 @@ def serve(data_dir: Path, words: list[str], cumulative: list[float], concepts: i
         for mode in ("dense", "hybrid"):
             rows += load.measure(f"/search {mode}", "/search", lambda q, m=mode: {"q": q, "system": "umls", "mode": m})
         rows += load.measure("$expand?filter", "/fhir/ValueSet/$expand", lambda q: {"url": f"{UMLS_URI}?fhir_vs", "filter": q, "count": "10"})
-        for number in (3, 10, 1000, 100_000):  # CUI i heads about N / i concepts
+        for number in (3, 10, 30, 100, 1000, 100_000):  # CUI i heads about N / i concepts, scattered over the catalog
             if number > concepts:
                 continue
             cui = f"C{number:07d}"

@@ -32,7 +32,7 @@ import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ CATALOG = "catalog"  # the catalog's columns (indexer.columns)
 ALIGNMENTS = "alignments.json"
 ENTRY_TERMS = "entry_terms.json"
 CURRENT = "current"
-FORMAT_VERSION = 7  # 5: files with their sizes; 6: catalog columns, vocabulary; 7: n-gram matrices as arrays
+FORMAT_VERSION = 8  # 5: files with their sizes; 6: catalog columns, vocabulary; 7: n-gram matrices as arrays; 8: lexical lineage
 
 
 class BundleError(IndexerError, RuntimeError):
@@ -96,6 +96,10 @@ class CatalogConcept:
 
 
 GROUPING_KINDS = frozenset({"chapter", "block"})
+# Subtrees kept walked (a worker's callers ask the same few value sets and ancestors again and
+# again); the largest, a million-concept root, is 4 MB.
+SUBTREES_CACHED = 16
+LABELS_BY_REPEAT = 64  # labels_admitted: more rows than one label in this many, and flags are repeated
 
 
 class Concepts(Sequence[CatalogConcept]):
@@ -109,7 +113,7 @@ class Concepts(Sequence[CatalogConcept]):
         self.active = columns.array(table, "active")
         self.kind_codes = columns.array(table, "kind")
         self.billable_codes = columns.array(table, "billable")
-        self.parents = columns.Links(columns.array(table, "parents.offsets"), columns.array(table, "parents.rows"))
+        self.parents = columns.read_links(table, "parents")
 
     def __len__(self) -> int:
         return len(self.active)
@@ -200,6 +204,7 @@ class Bundle:
             columns.array(table, "label_knowledge"), names["label_knowledge"]
         )
         self._label_starts = np.searchsorted(self.label_concept, np.arange(len(self.concepts) + 1))
+        self._label_counts = np.diff(self._label_starts)
         self.alignments = _alignments(json.loads((self.directory / ALIGNMENTS).read_text(encoding="utf-8")))
         terms = json.loads((self.directory / ENTRY_TERMS).read_text(encoding="utf-8"))
         self.entry_terms = {key: EntryTerm(*rest) for key, *rest in terms}
@@ -218,7 +223,8 @@ class Bundle:
         self.kind_names = frozenset(kind_names.tolist()) - {""}
         self.grouping = np.isin(self.kinds, list(GROUPING_KINDS))
         self.billable = np.asarray([value is True for value in names["billable"]], dtype=bool)[self.concepts.billable_codes]
-        self._children = columns.Links(columns.array(table, "children.offsets"), columns.array(table, "children.rows"))
+        self._children = columns.read_links(table, "children")
+        self.subtree = lru_cache(maxsize=SUBTREES_CACHED)(self._subtree)
 
     @staticmethod
     def _code_index(table: Path, name: str, key_of: Callable[[int], str]) -> columns.CodeIndex:
@@ -260,9 +266,10 @@ class Bundle:
         """The concepts directly below ``row`` by is-a."""
         return self._children[row].tolist()
 
-    def subtree(self, row: int) -> np.ndarray:
-        """``row`` and every concept below it by is-a, as sorted catalog rows, from the catalog's
-        own child links (a breadth-first walk over arrays: milliseconds for a million concepts)."""
+    def _subtree(self, row: int) -> np.ndarray:
+        """``row`` and every concept below it by is-a, as sorted catalog rows (read-only), from
+        the catalog's own child links (a breadth-first walk over arrays: milliseconds for a
+        million concepts); :attr:`subtree` is this with the last few kept."""
         seen = np.zeros(len(self.concepts), dtype=bool)
         seen[row] = True
         position = np.empty(len(self.concepts), dtype=np.int64)  # of a row in its level: one copy each goes on
@@ -274,7 +281,9 @@ class Bundle:
             position[below] = at
             frontier = below[position[below] == at]  # a row below two of the level, once (no sort)
             seen[frontier] = True
-        return np.flatnonzero(seen)
+        rows = np.flatnonzero(seen).astype(np.int32 if len(seen) < 2**31 else np.int64)
+        rows.setflags(write=False)
+        return rows
 
     def descendants(self, row: int) -> frozenset[int]:
         """:meth:`subtree` as a set, for set algebra (FHIR compose filters)."""
@@ -285,6 +294,14 @@ class Bundle:
         of the concept it belongs to."""
         starts, stops = self._label_starts[rows], self._label_starts[rows + 1]
         return columns.spans(starts, stops), np.repeat(np.arange(len(rows)), stops - starts)
+
+    def labels_admitted(self, mask: np.ndarray) -> np.ndarray:
+        """The label ids, sorted, of the catalog rows ``mask`` admits: their label spans when they
+        are few, else each concept's flag repeated over its labels (no gather over every label)."""
+        rows = np.flatnonzero(mask)
+        if len(rows) * LABELS_BY_REPEAT > len(self.label_concept):
+            return np.flatnonzero(np.repeat(mask, self._label_counts))
+        return self.labels_of(rows)[0]
 
     @cached_property
     def knowledge_sources(self) -> frozenset[str]:
@@ -303,21 +320,17 @@ class Bundle:
 
     def above_pairs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)`` positions in ``rows`` (distinct catalog rows) where ``rows[upper]``
-        is above ``rows[lower]`` by is-a: one walk up from all of them at once, a gather a level."""
-        parents, width = self.concepts.parents, len(self.concepts)
+        is above ``rows[lower]`` by is-a (one walk up from all of them at once)."""
+        if len(rows) < 2:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        above = self.concepts.parents.closure(rows)
+        source = np.repeat(np.arange(len(rows)), np.diff(above.offsets))
         order = np.argsort(rows)
         members = rows[order]
-        lower, upper = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
-        source, node = np.arange(len(rows)), np.asarray(rows, dtype=np.int64)
-        while len(node) and len(rows) > 1:
-            counts = parents.offsets[node + 1] - parents.offsets[node]
-            pair = np.unique(np.repeat(source, counts) * width + parents.of(node))  # a row met twice in a level goes on once
-            source, node = pair // width, pair % width
-            at = np.minimum(np.searchsorted(members, node), len(members) - 1)
-            hit = members[at] == node
-            lower.append(source[hit])
-            upper.append(order[at[hit]])
-        return np.concatenate(lower), np.concatenate(upper)
+        at = np.minimum(np.searchsorted(members, above.rows), len(members) - 1)
+        upper = order[at]
+        hit = (members[at] == above.rows) & (upper != source)
+        return source[hit], upper[hit]
 
     def system_of(self, rows: np.ndarray) -> np.ndarray:
         """The system key of each catalog row."""

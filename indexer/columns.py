@@ -66,6 +66,9 @@ class CategoryColumn(Sequence[T], Generic[T]):
         return (values[code] for code in self.codes.tolist())
 
 
+DEEP = 64  # is-a levels deeper than any terminology's: a walk this long checks for cycles
+
+
 class Links:
     """Rows linked to each row (parents or children), from CSR offsets and rows."""
 
@@ -81,6 +84,24 @@ class Links:
     def of(self, rows: np.ndarray) -> np.ndarray:
         """Every row linked to any of ``rows``, in one gather (repeats kept)."""
         return self.rows[spans(self.offsets[rows], self.offsets[rows + 1])]
+
+    def closure(self, rows: np.ndarray) -> Links:
+        """For each of ``rows``, itself and every row reachable from it by links (its ancestors,
+        for parents), sorted: one walk from all of them at once, a gather a level. Past
+        :data:`DEEP` levels a pair met before goes no further, so that a cycle (bad data) ends."""
+        width = max(len(self), 1)
+        source, node = np.arange(len(rows), dtype=np.int64), np.asarray(rows, dtype=np.int64)
+        levels = [source * width + node]  # (source, row) pairs
+        while len(node):
+            counts = self.offsets[node + 1] - self.offsets[node]
+            pair = np.unique(np.repeat(source, counts) * width + self.of(node))  # a row met twice in a level goes on once
+            if len(levels) > DEEP:
+                levels = [np.unique(np.concatenate(levels))]
+                pair = pair[~np.isin(pair, levels[0], assume_unique=True)]
+            levels.append(pair)
+            source, node = pair // width, pair % width
+        reached = np.unique(np.concatenate(levels))
+        return Links(np.searchsorted(reached // width, np.arange(len(rows) + 1)), reached % width)
 
 
 def spans(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
@@ -140,6 +161,10 @@ def write_links(directory: Path, name: str, links: Sequence[Sequence[int]]) -> N
     np.cumsum([len(rows) for rows in links], out=offsets[1:])
     np.save(directory / f"{name}.offsets.npy", offsets)
     np.save(directory / f"{name}.rows.npy", np.fromiter((r for rows in links for r in rows), dtype=np.int32, count=int(offsets[-1])))
+
+
+def read_links(directory: Path, name: str) -> Links:
+    return Links(array(directory, f"{name}.offsets"), array(directory, f"{name}.rows"))
 
 
 def write_code_index(directory: Path, name: str, keys: Sequence[str], rows: Sequence[int] | None = None) -> None:

@@ -38,6 +38,7 @@ from indexer.bundle import (
     recorded_indexes,
     write_manifest,
 )
+from indexer import columns
 from indexer.catalog import read_catalog, write_columns
 from indexer.embeddings import VERSION as EMBEDDINGS_VERSION
 from indexer.embeddings import EmbeddingCache
@@ -130,7 +131,7 @@ def build_bundle(
             del vectors
             (staging / EMBEDDINGS).unlink()  # the index holds what it needs of them
         with timer("lexical_index"):
-            rows = (Label(i, text, *concepts[concept][:2]) for i, (concept, text) in enumerate(zip(owners.tolist(), texts, strict=True)))
+            rows = _lexical_labels(texts, owners, concepts, columns.read_links(staging / CATALOG, "parents"), settings.vector.build_block)
             lexical_entry = lexical_builder(settings.lexical, remote).build(staging / "lexical", rows)
         with timer("chargram_index"):
             build_chargrams(staging / CHARGRAMS, texts)
@@ -160,6 +161,17 @@ def build_bundle(
     if remote is not None:
         remote.publish(keep=recorded_indexes(bundles_dir))
     return BuildResult(final, bundle_id, True, len(texts), timer.seconds)
+
+
+def _lexical_labels(texts: list[str], owners: np.ndarray, concepts: list[list], parents: columns.Links, block: int) -> Iterator[Label]:
+    """The lexical index's labels, each with its concept's lineage (:attr:`Label.within`),
+    worked out ``block`` concepts at a time (labels come in concept order)."""
+    for start in range(0, len(concepts), block):
+        stop = min(start + block, len(concepts))
+        lineage = parents.closure(np.arange(start, stop))
+        for i in range(int(np.searchsorted(owners, start)), int(np.searchsorted(owners, stop))):
+            concept = int(owners[i])
+            yield Label(i, texts[i], *concepts[concept][:2], lineage[concept - start].tolist())
 
 
 def _readable_manifest(directory: Path) -> dict:

@@ -9,7 +9,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from app.errors import NotFound, UnknownCode, UnknownSystem
+from app.errors import UnknownCode, UnknownSystem
 from app.fhir.stored import ValueSetStore
 from app.search.autocomplete import Autocomplete
 from app.search.service import SearchService
@@ -25,6 +25,7 @@ class Subtree:
 
     rows: frozenset[int]
     ordered: np.ndarray  # the same rows, sorted: catalog order, and a ranking scope's subtree
+    root: int | None = None  # the concept at its top (None: a composed value set's rows)
 
     @classmethod
     def of(cls, rows: frozenset[int]) -> Subtree:
@@ -99,5 +100,6 @@ class FhirContext:
 
     def _subtree(self, system: SystemRange, code: str) -> Subtree:
         """``code`` and its descendants by the bundle's is-a links (``subtree``: the cached form)."""
-        ordered = self.bundle.subtree(self.row(system, code))
-        return Subtree(frozenset(ordered.tolist()), ordered)
+        root = self.row(system, code)
+        ordered = self.bundle.subtree(root)
+        return Subtree(frozenset(ordered.tolist()), ordered, root)

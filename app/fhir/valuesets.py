@@ -127,8 +127,8 @@ class ValueSetRef:
 
     def scope(self, include_inactive: bool, exclude: frozenset[int] = frozenset()) -> Scope:
         """The ranking scope of the value set (chapters and blocks left out, as everywhere)."""
-        subtree = None if self.subtree is None else self.subtree.ordered
-        return Scope(tuple(s.key for s in self.systems), subtree, exclude, include_inactive=include_inactive)
+        subtree, root = (None, None) if self.subtree is None else (self.subtree.ordered, self.subtree.root)
+        return Scope(tuple(s.key for s in self.systems), subtree, exclude, include_inactive=include_inactive, root=root)
 
     def rows(self, context: FhirContext, active_only: bool) -> range | list[int]:
         """The value set's catalog rows in catalog order (system by system)."""

@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 from rapidfuzz import fuzz
 
 from app.matching.request import MatchMode, Source, Target
-from app.search.scope import Scope
 from app.search.service import Mode, Result, SearchService
 from app.search.similar import LabelMatch, match_labels
 from indexer.lexical.normalise import fold
@@ -70,7 +69,7 @@ class Matcher:
 
     def _matches(self, source: Source, target: Target, k: int, mode: MatchMode) -> list[LabelMatch]:
         own = frozenset() if source.concept is None else frozenset({source.concept})
-        scope = Scope((target.system,), target.allowed, own, billable=target.billable)
+        scope = target.scope(own)
         if mode is MatchMode.DENSE:
             return match_labels(self.service, source.labels, scope, k, Mode.DENSE)
         texts = self.service.bundle.label_text

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.checks import FRACTION, MATCH, QUERY, check_query, check_range, check_system, documented
 from app.errors import InvalidParameter
+from app.search.scope import Scope
 from app.search.service import SearchService
 from app.search.similar import concept_labels
 from indexer.settings import Settings
@@ -66,6 +67,10 @@ class Target:
     system: str
     allowed: np.ndarray | None  # sorted catalog rows of the subtree; None: the whole system
     billable: bool | None = None  # True: billable codes only (a code to record)
+    root: int | None = None  # the subtree's root
+
+    def scope(self, exclude: frozenset[int]) -> Scope:
+        return Scope((self.system,), self.allowed, exclude, billable=self.billable, root=self.root)
 
     def ranges(self, service: SearchService) -> list[tuple[int, int]]:
         return [service.bundle.systems[self.system].label_range(include_inactive=False)]
@@ -87,9 +92,10 @@ def resolve(
     check_range(request.min_score, 0, 1, "min_score")
     check_range(request.min_confidence, 0, 1, "min_confidence")
     check_system(service.bundle.systems, request.target_system, "target_system")
-    allowed = _subtree(service, request.target_system, request.target_ancestor, "target_ancestor")
+    root = _root(service, request.target_system, request.target_ancestor, "target_ancestor")
+    allowed = None if root is None else service.bundle.subtree(root)
     states = any(service.bundle.concepts[row].billable is not None for row in service.bundle.rows(request.target_system, False))
-    target = Target(request.target_system, allowed, True if request.billable_only and states else None)
+    target = Target(request.target_system, allowed, True if request.billable_only and states else None, root)
     if (request.concepts is None) == (request.source_system is None):
         raise InvalidParameter("concepts: give either concepts or source_system", "concepts")
     if request.concepts is not None:
@@ -103,15 +109,15 @@ def resolve(
     return Resolved(sources, target, request.source_system)
 
 
-def _subtree(service: SearchService, system: str, ancestor: str | None, param: str) -> np.ndarray | None:
-    """Sorted catalog rows of ``ancestor`` and every concept below it (the bundle's is-a links), or None."""
+def _root(service: SearchService, system: str, ancestor: str | None, param: str) -> int | None:
+    """The catalog row of ``ancestor``, a code of ``system``, or None."""
     if ancestor is None:
         return None
     bundle = service.bundle
     root = bundle.concept_index(system, ancestor)
     if root is None:
         raise InvalidParameter(f"{param}: {ancestor!r} is not a code of {system} {bundle.systems[system].version}", param)
-    return bundle.subtree(root)
+    return root
 
 
 def _listed(concepts: list[SourceConcept], settings: Settings) -> list[Source]:
@@ -141,9 +147,8 @@ def _system_sources(service: SearchService, system: str | None, ancestor: str | 
     """The active concepts of a loaded system (or of one subtree), in catalog order."""
     system = check_system(service.bundle.systems, system, "source_system")
     bundle = service.bundle
-    subtree = _subtree(service, system, ancestor, "source_ancestor")
-    return [
-        Source(bundle.concepts[row].code, tuple(concept_labels(service, row)), row)
-        for row in bundle.rows(system, include_inactive=False)
-        if subtree is None or row in subtree
-    ]
+    root = _root(service, system, ancestor, "source_ancestor")
+    rows = bundle.rows(system, include_inactive=False)
+    if root is not None:  # the subtree's rows in catalog order
+        rows = [row for row in bundle.subtree(root).tolist() if row in rows]
+    return [Source(bundle.concepts[row].code, tuple(concept_labels(service, row)), row) for row in rows]

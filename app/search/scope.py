@@ -22,6 +22,9 @@ class Scope:
     include_inactive: bool = False
     # Label ids never matched: leave-one-out evaluation (a query that is itself a label)
     exclude_labels: frozenset[int] = frozenset()
+    # The catalog row whose is-a subtree ``subtree`` is (None: a composed set of rows): the
+    # lexical index keeps to it while searching, by its labels' lineage.
+    root: int | None = None
 
     def keys(self, bundle: Bundle) -> tuple[str, ...]:
         return self.systems or tuple(bundle.systems)
@@ -38,8 +41,9 @@ class Scope:
         assert self.subtree is not None
         if not len(self.subtree):
             return (0, 0)
-        low, high = self.subtree[0], self.subtree[-1]
-        return int(np.searchsorted(bundle.label_concept, low)), int(np.searchsorted(bundle.label_concept, high + 1))
+        owners = bundle.label_concept  # searched with its own dtype: another would copy it
+        low, high = owners.dtype.type(self.subtree[0]), owners.dtype.type(self.subtree[-1] + 1)
+        return int(np.searchsorted(owners, low)), int(np.searchsorted(owners, high))
 
     def mask(self, bundle: Bundle) -> np.ndarray:
         """Which catalog rows may be returned: the one admission test of every channel."""

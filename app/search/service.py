@@ -154,7 +154,8 @@ class _Where:
     depth: int  # concepts each channel brings
     left_out: np.ndarray | None  # label ids never matched
     allowed: np.ndarray | None  # a subtree's labels, for the vector search (set: the n-gram channel keeps to the mask)
-    narrow: np.ndarray | None  # the same for the lexical search, when few enough
+    narrow: np.ndarray | None  # the same for the lexical search, when few enough and the subtree has no root
+    within: int | None  # the subtree's root, for the lexical search (Scope.root)
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,7 @@ class SearchService:
 
         def search(text: str) -> _Searches:  # each text's index searches start once, when it is known
             if text not in searches:
-                lexical = partial(_lexical_search, self.bundle.lexical, text, where.narrow)
+                lexical = partial(_lexical_search, self.bundle.lexical, text, where)
                 searches[text] = _Searches(
                     self._dense_work.submit(self._dense, text, where) if mode is not Mode.LEXICAL else None,
                     self._lexical_work.submit(self._channel, lexical, where) if mode is not Mode.DENSE else None,
@@ -328,7 +329,8 @@ class SearchService:
             max(k, self.settings.fusion_depth),
             np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None,
             allowed,
-            allowed if allowed is not None and len(allowed) <= MAX_LEXICAL_FILTER else None,
+            allowed if allowed is not None and scope.root is None and len(allowed) <= MAX_LEXICAL_FILTER else None,
+            scope.root,
         )
 
     def _dense(self, text: str, where: _Where) -> tuple[np.ndarray, dict[int, Hit]]:
@@ -399,7 +401,7 @@ class SearchService:
         (sorted); None when they fill most of their span (the search over the span, which the
         scope's ranges already narrow to, then passes over the few outside) or are more than
         the index takes as a filter (Elasticsearch's terms limit)."""
-        labels, _ = self.bundle.labels_of(np.flatnonzero(mask))
+        labels = self.bundle.labels_admitted(mask)
         limit = self.bundle.vectors.filter_limit
         if not len(labels) or (limit is not None and len(labels) > limit) or labels[-1] - labels[0] + 1 <= 2 * len(labels):
             return None
@@ -573,9 +575,9 @@ class SearchService:
         return [self.result(rank, row) for rank, row in enumerate(ranking.rows, start=1)]
 
 
-def _lexical_search(index: LexicalIndex, text: str, allowed: np.ndarray | None, k: int, id_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+def _lexical_search(index: LexicalIndex, text: str, where: _Where, k: int, id_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     """A lexical index's hits as a :data:`LabelSearch` gives them: (scores, label ids)."""
-    hits = index.search(text, k, id_range, allowed=allowed)
+    hits = index.search(text, k, id_range, allowed=where.narrow, within=where.within)
     return np.fromiter((s for _, s in hits), np.float32, len(hits)), np.fromiter((i for i, _ in hits), np.int64, len(hits))
 
 

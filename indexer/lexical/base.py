@@ -16,17 +16,24 @@ class Label(NamedTuple):
     text: str
     system: str = ""
     code: str = ""
+    within: Sequence[int] = ()  # catalog rows of its concept and of every concept above it by is-a
 
 
 class LexicalIndex(Protocol):
     backend: str  # recorded in the bundle manifest
 
     def search(
-        self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None
+        self,
+        query: str,
+        k: int,
+        id_range: IdRange | None = None,
+        allowed: Sequence[int] | None = None,
+        within: int | None = None,
     ) -> list[tuple[int, float]]:
         """Up to ``k`` (label id, BM25 score) pairs, best first, inside ``id_range`` and, when
-        given, among ``allowed`` (a subtree's labels, filtered while searching); nothing for a
-        query without tokens."""
+        given, among ``allowed`` (label ids) and ``within`` the is-a subtree of that catalog row
+        (its labels' :attr:`Label.within`), filtered while searching; nothing for a query
+        without tokens."""
         ...
 
 

@@ -4,7 +4,8 @@ Each label is stored with ``text``: its ``normalise.tokens`` joined by spaces, i
 the whitespace analyser, so Elasticsearch computes BM25 on our tokens and queries are
 normalised the same way. ``prefix`` holds the same tokens as ``search_as_you_type`` (edge
 n-grams and shingles) for autocomplete; ``label`` (standard analyser over the raw text),
-``system`` and ``code`` are for operators. Label id ranges become a range filter on ``label_id``.
+``system`` and ``code`` are for operators. Label id ranges become a range filter on ``label_id``,
+a subtree a term filter on ``within`` (the catalog rows of the label's concept and its ancestors).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ MAPPINGS: dict[str, Any] = {
         "label": {"type": "text", "analyzer": "standard"},
         "text": {"type": "text", "analyzer": "whitespace", "index_options": "freqs"},
         "prefix": {"type": "search_as_you_type", "analyzer": "whitespace"},
+        "within": {"type": "integer"},
     },
 }
 
@@ -44,11 +46,12 @@ def document(label: Label) -> dict[str, Any]:
         "label": label.text,
         "text": normalised,
         "prefix": normalised,
+        "within": list(label.within),
     }
 
 
 def query_body(
-    query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None
+    query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None, within: int | None = None
 ) -> dict[str, Any] | None:
     """The search request; None for a query without tokens (nothing can match)."""
     terms = " ".join(dict.fromkeys(tokens(query)))
@@ -60,6 +63,8 @@ def query_body(
         filters.append({"range": {"label_id": {"gte": id_range[0], "lt": id_range[1]}}})
     if allowed is not None:
         filters.append({"terms": {"label_id": [int(i) for i in allowed]}})
+    if within is not None:
+        filters.append({"term": {"within": int(within)}})
     if filters:
         clause = {"bool": {"must": [clause], "filter": filters}}
     return {"query": clause, "size": min(k, MAX_WINDOW), "_source": False, "track_total_hits": False}
@@ -83,9 +88,14 @@ class ElasticLexicalBuilder:
 
 class ElasticLexicalIndex(ElasticIndex):
     def search(
-        self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None
+        self,
+        query: str,
+        k: int,
+        id_range: IdRange | None = None,
+        allowed: Sequence[int] | None = None,
+        within: int | None = None,
     ) -> list[tuple[int, float]]:
-        body = query_body(query, k, id_range, allowed)
+        body = query_body(query, k, id_range, allowed, within)
         if body is None:
             return []
         return [(int(hit["_id"]), float(hit["_score"])) for hit in self._search(body)]

@@ -20,6 +20,7 @@ def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("label_id", stored=True, indexed=True, fast=True)
     builder.add_text_field("text", stored=False, tokenizer_name="whitespace", index_option="freq")
+    builder.add_unsigned_field("within", stored=False, indexed=True)  # Label.within: a subtree is one term
     return builder.build()
 
 
@@ -37,6 +38,8 @@ class TantivyBuilder:
             document = tantivy.Document()
             document.add_unsigned("label_id", label.id)
             document.add_text("text", " ".join(tokens(label.text)))
+            for row in label.within:
+                document.add_unsigned("within", row)
             writer.add_document(document)
         writer.commit()
         writer.wait_merging_threads()
@@ -56,7 +59,12 @@ class TantivyIndex:
         self._searcher = self._index.searcher()
 
     def search(
-        self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None
+        self,
+        query: str,
+        k: int,
+        id_range: IdRange | None = None,
+        allowed: Sequence[int] | None = None,
+        within: int | None = None,
     ) -> list[tuple[int, float]]:
         terms = dict.fromkeys(tokens(query))
         if not terms or k <= 0:
@@ -71,5 +79,8 @@ class TantivyIndex:
         if allowed is not None:
             among = tantivy.Query.term_set_query(self._schema, "label_id", [int(i) for i in allowed])
             clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(among, 0.0)))
+        if within is not None:
+            below = tantivy.Query.term_query(self._schema, "within", int(within))
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(below, 0.0)))
         hits = self._searcher.search(tantivy.Query.boolean_query(clauses), limit=k, count=False).hits
         return [(self._searcher.doc(address)["label_id"][0], score) for score, address in hits]

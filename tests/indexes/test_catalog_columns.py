@@ -93,3 +93,13 @@ def test_children_are_the_parent_links_reversed(table: Path) -> None:
     assert [children[row].tolist() for row in range(len(CONCEPTS))] == [[1, 4], [2], [], [4], []]
     assert children.of(np.asarray([0, 3, 2])).tolist() == [1, 4, 4]  # one gather for a whole frontier
     assert children.of(np.asarray([2])).tolist() == []
+
+
+def test_closure_reaches_every_ancestor_once_and_ends_on_a_cycle() -> None:
+    # 0 is the root; 3 has two parents (1 and 2: a diamond); 4 and 5 are each other's parent (bad data).
+    parents = [[], [0], [0], [1, 2], [3, 5], [4]]
+    offsets = np.cumsum([0, *map(len, parents)])
+    links = columns.Links(offsets, np.asarray([p for above in parents for p in above], dtype=np.int32))
+    closure = links.closure(np.asarray([3, 0, 5]))
+    assert [closure[i].tolist() for i in range(3)] == [[0, 1, 2, 3], [0], [0, 1, 2, 3, 4, 5]]
+    assert links.closure(np.asarray([], dtype=np.int64)).offsets.tolist() == [0]

@@ -40,7 +40,7 @@ def test_the_elasticsearch_backends_need_a_url() -> None:
 
 
 def test_labels_index_mapping_bulk_lines_and_manifest_entry(fake_es: FakeElasticsearch, remote, tmp_path: Path) -> None:
-    labels = [Label(0, "Fast heart rate", "hpo", "HP:0001649"), Label(1, "Ménière disease", "hpo", "HP:1")]
+    labels = [Label(0, "Fast heart rate", "hpo", "HP:0001649", [0, 5]), Label(1, "Ménière disease", "hpo", "HP:1", [1])]
     labels.append(Label(2, "of the"))
     builder = lexical_builder(LexicalSettings(backend="elasticsearch", fallback_embedded=False), remote)
     entry = builder.build(tmp_path / "lexical", labels)
@@ -67,18 +67,19 @@ def test_labels_index_mapping_bulk_lines_and_manifest_entry(fake_es: FakeElastic
                 "label": {"type": "text", "analyzer": "standard"},
                 "text": {"type": "text", "analyzer": "whitespace", "index_options": "freqs"},
                 "prefix": {"type": "search_as_you_type", "analyzer": "whitespace"},
+                "within": {"type": "integer"},
             },
         },
     }
     assert first + second == [
         {"index": {"_id": "0"}},
         {"label_id": 0, "system": "hpo", "code": "HP:0001649", "label": "Fast heart rate",
-         "text": "fast heart rate", "prefix": "fast heart rate"},
+         "text": "fast heart rate", "prefix": "fast heart rate", "within": [0, 5]},
         {"index": {"_id": "1"}},
         {"label_id": 1, "system": "hpo", "code": "HP:1", "label": "Ménière disease",
-         "text": "menier diseas", "prefix": "menier diseas"},
+         "text": "menier diseas", "prefix": "menier diseas", "within": [1]},
         {"index": {"_id": "2"}},
-        {"label_id": 2, "system": "", "code": "", "label": "of the", "text": "", "prefix": ""},
+        {"label_id": 2, "system": "", "code": "", "label": "of the", "text": "", "prefix": "", "within": []},
     ]
     assert restore == {"number_of_replicas": 1, "refresh_interval": None}
 
@@ -103,6 +104,9 @@ def test_lexical_query_bodies() -> None:
     }
     assert query_body("fast heart rate", 20, None, [3, 7])["query"] == {  # a subtree's labels
         "bool": {"must": [match], "filter": [{"terms": {"label_id": [3, 7]}}]}
+    }
+    assert query_body("fast heart rate", 20, (2, 9), within=4)["query"] == {  # a subtree by its root's row
+        "bool": {"must": [match], "filter": [{"range": {"label_id": {"gte": 2, "lt": 9}}}, {"term": {"within": 4}}]}
     }
     assert query_body("of the ;;", 10) is None
     assert query_body("heart", 0) is None

@@ -1,5 +1,5 @@
-"""One contract, every lexical backend: BM25 ranking over normalised labels, range filters and
-given labels (a subtree's) applied while searching."""
+"""One contract, every lexical backend: BM25 ranking over normalised labels, range filters,
+given labels and a subtree (by the labels' lineage) applied while searching."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ LABELS = [
     "Ménière disease",
     "Rate of growth",
 ]
+# Each label's concept and the concepts above it (Label.within): rows 0 (root) > 1 > 2, 0 > 3.
+LINEAGE = [(0, 1), (0, 1), (0, 3), (0, 3), (0, 1, 2), (0,), (0,), (0, 3), (0, 1, 2)]
 
 
 @pytest.fixture(params=[*BUILDERS, pytest.param("elasticsearch", marks=needs_elasticsearch)])
@@ -31,7 +33,7 @@ def index(request: pytest.FixtureRequest, tmp_path: Path):
     remote = request.getfixturevalue("elastic_indexes") if request.param == "elasticsearch" else None
     if remote is not None:
         settings = settings.model_copy(update={"elasticsearch": remote.settings})
-    labels = [Label(i, text, "toy", f"T:{i}") for i, text in enumerate(LABELS)]
+    labels = [Label(i, text, "toy", f"T:{i}", within) for i, (text, within) in enumerate(zip(LABELS, LINEAGE, strict=True))]
     entry = lexical_builder(settings.lexical, remote).build(tmp_path / "lexical", labels)
     return open_lexical({"backend": request.param, **entry}, tmp_path / "lexical", settings)
 
@@ -67,6 +69,22 @@ def test_allowed_labels_are_kept_to_while_searching(index) -> None:
     assert [round(score, 4) for _, score in hits] == [round(unfiltered[label], 4) for label in _ids(hits)]
     assert _ids(index.search("fast heart rate", 10, (5, 9), allowed=[4, 8])) == [8]
     assert index.search("fast heart rate", 10, None, allowed=[]) == []
+
+
+def test_a_subtree_is_kept_to_by_lineage_while_searching(index) -> None:
+    """``within``: the labels of a concept and of every concept below it, with their unfiltered
+    scores, alone or with a range and given labels."""
+    unfiltered = dict(index.search("fast heart rate", 10))
+    hits = index.search("fast heart rate", 10, within=2)
+    assert _ids(hits) == sorted([4, 8], key=lambda label: -unfiltered[label])
+    assert [round(score, 4) for _, score in hits] == [round(unfiltered[label], 4) for label in _ids(hits)]
+    assert _ids(index.search("fast heart rate", 10, within=1))[0] == 1
+    assert set(_ids(index.search("fast heart rate", 10, within=1))) == {1, 4, 8}
+    assert set(_ids(index.search("hearing heart", 10, within=3))) == {2, 3}
+    assert set(_ids(index.search("heart rate", 10, within=0))) == {1, 4, 8}
+    assert _ids(index.search("fast heart rate", 10, (5, 9), within=1)) == [8]
+    assert _ids(index.search("fast heart rate", 10, None, allowed=[1, 4], within=2)) == [4]
+    assert index.search("fast heart rate", 10, within=4) == []
 
 
 def test_queries_without_tokens_match_nothing(index) -> None:

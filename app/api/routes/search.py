@@ -41,7 +41,7 @@ def parse_scope(
     of one of ``systems`` (of the only system when one is given), its subtree taken from the
     bundle's is-a links."""
     bundle = service.bundle
-    subtree = None
+    subtree, root = None, None
     if ancestor is not None:
         keys = systems or list(bundle.systems)
         rows = [row for key in keys if (row := bundle.concept_index(key, ancestor)) is not None]
@@ -49,7 +49,7 @@ def parse_scope(
             where = ", ".join(keys)
             problem = "is not a code of" if not rows else "is a code of more than one of"
             raise InvalidParameter(f"{ancestor_param}: {ancestor!r} {problem} {where}; name one system", ancestor_param)
-        subtree = bundle.subtree(rows[0])
+        subtree, root = bundle.subtree(rows[0]), rows[0]
     kinds = None
     if kind is not None:
         kinds = frozenset(part.strip() for part in kind.split(",") if part.strip())
@@ -57,7 +57,7 @@ def parse_scope(
         if unknown or not kinds:
             known = ", ".join(sorted(bundle.kind_names))
             raise InvalidParameter(f"kind: unknown kind {unknown[0] if unknown else kind!r}; known: {known}", "kind")
-    return Scope(tuple(systems), subtree, exclude, kinds, billable, include_inactive)
+    return Scope(tuple(systems), subtree, exclude, kinds, billable, include_inactive, root=root)
 
 
 @router.get("/search", response_model=SearchResponse, responses=PROBLEM_RESPONSES)
