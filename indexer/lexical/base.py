@@ -23,12 +23,7 @@ class LexicalIndex(Protocol):
     backend: str  # recorded in the bundle manifest
 
     def search(
-        self,
-        query: str,
-        k: int,
-        id_range: IdRange | None = None,
-        allowed: Sequence[int] | None = None,
-        within: int | None = None,
+        self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None, within: int | None = None
     ) -> list[tuple[int, float]]:
         """Up to ``k`` (label id, BM25 score) pairs, best first, inside ``id_range`` and, when
         given, among ``allowed`` (label ids) and ``within`` the is-a subtree of that catalog row

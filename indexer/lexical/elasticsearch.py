@@ -88,12 +88,7 @@ class ElasticLexicalBuilder:
 
 class ElasticLexicalIndex(ElasticIndex):
     def search(
-        self,
-        query: str,
-        k: int,
-        id_range: IdRange | None = None,
-        allowed: Sequence[int] | None = None,
-        within: int | None = None,
+        self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None, within: int | None = None
     ) -> list[tuple[int, float]]:
         body = query_body(query, k, id_range, allowed, within)
         if body is None:

@@ -59,12 +59,7 @@ class TantivyIndex:
         self._searcher = self._index.searcher()
 
     def search(
-        self,
-        query: str,
-        k: int,
-        id_range: IdRange | None = None,
-        allowed: Sequence[int] | None = None,
-        within: int | None = None,
+        self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None, within: int | None = None
     ) -> list[tuple[int, float]]:
         terms = dict.fromkeys(tokens(query))
         if not terms or k <= 0:
