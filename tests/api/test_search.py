@@ -130,6 +130,13 @@ def test_ancestor_keeps_the_subtree(client: TestClient) -> None:
     assert "T:4" not in codes
 
 
+def test_a_lexical_subtree_search_keeps_bm25_order_of_the_subtree(client: TestClient) -> None:
+    """The lexical index keeps to the subtree by its labels' lineage, with their own scores."""
+    every = _codes(client.get("/search", params={"q": "heart", "system": "toy", "mode": "lexical", "k": 20}).json())
+    inside = _codes(client.get("/search", params={"q": "heart", "system": "toy", "mode": "lexical", "k": 20, "ancestor": "T:1"}).json())
+    assert inside and inside == [code for code in every if code in {"T:1", "T:2", "T:3", "T:7"}]
+
+
 def test_misspelled_word_is_found_and_corrected(client: TestClient) -> None:
     body = client.get("/search", params={"q": "tachycrdia", "system": "toy"}).json()
     assert _codes(body)[0] == "T:2" and body["suggestion"] == "tachycardia"
