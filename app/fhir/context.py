@@ -13,7 +13,7 @@ from app.errors import UnknownCode, UnknownSystem
 from app.fhir.stored import ValueSetStore
 from app.search.autocomplete import Autocomplete
 from app.search.service import SearchService
-from indexer.bundle import Bundle, CatalogConcept, SystemRange
+from indexer.bundle import SUBTREES_CACHED, Bundle, CatalogConcept, SystemRange
 from indexer.settings import Settings
 from indexer.store import StoreReader
 from indexer.store.reader import ConceptDetail, SystemVersion
@@ -39,7 +39,8 @@ class FhirContext:
     settings: Settings
 
     def __post_init__(self) -> None:
-        self.subtree = lru_cache(maxsize=256)(self._subtree)
+        # As many as the bundle keeps walked: a million-concept subtree's set is tens of MB.
+        self.subtree = lru_cache(maxsize=SUBTREES_CACHED)(self._subtree)
 
     @property
     def bundle(self) -> Bundle:
