@@ -69,7 +69,7 @@ class Matcher:
 
     def _matches(self, source: Source, target: Target, k: int, mode: MatchMode) -> list[LabelMatch]:
         own = frozenset() if source.concept is None else frozenset({source.concept})
-        scope = target.scope(own)
+        scope = target.scope(self.service.bundle, own)
         if mode is MatchMode.DENSE:
             return match_labels(self.service, source.labels, scope, k, Mode.DENSE)
         texts = self.service.bundle.label_text

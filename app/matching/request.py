@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.checks import FRACTION, MATCH, QUERY, check_query, check_range, check_system, documented
@@ -20,6 +19,7 @@ from app.errors import InvalidParameter
 from app.search.scope import Scope
 from app.search.service import SearchService
 from app.search.similar import concept_labels
+from indexer.bundle import Bundle
 from indexer.settings import Settings
 
 
@@ -65,12 +65,13 @@ class Source:
 @dataclass(frozen=True)
 class Target:
     system: str
-    allowed: np.ndarray | None  # sorted catalog rows of the subtree; None: the whole system
+    root: int | None = None  # catalog row of the subtree's top; None: the whole system
     billable: bool | None = None  # True: billable codes only (a code to record)
-    root: int | None = None  # the subtree's root
 
-    def scope(self, exclude: frozenset[int]) -> Scope:
-        return Scope((self.system,), self.allowed, exclude, billable=self.billable, root=self.root)
+    def scope(self, bundle: Bundle, exclude: frozenset[int]) -> Scope:
+        """Its ranking scope (the subtree's rows from the bundle, which keeps the last few walked)."""
+        subtree = None if self.root is None else bundle.subtree(self.root)
+        return Scope((self.system,), subtree, exclude, billable=self.billable, root=self.root)
 
     def ranges(self, service: SearchService) -> list[tuple[int, int]]:
         return [service.bundle.systems[self.system].label_range(include_inactive=False)]
@@ -93,9 +94,8 @@ def resolve(
     check_range(request.min_confidence, 0, 1, "min_confidence")
     check_system(service.bundle.systems, request.target_system, "target_system")
     root = _root(service, request.target_system, request.target_ancestor, "target_ancestor")
-    allowed = None if root is None else service.bundle.subtree(root)
     states = any(service.bundle.concepts[row].billable is not None for row in service.bundle.rows(request.target_system, False))
-    target = Target(request.target_system, allowed, True if request.billable_only and states else None, root)
+    target = Target(request.target_system, root, True if request.billable_only and states else None)
     if (request.concepts is None) == (request.source_system is None):
         raise InvalidParameter("concepts: give either concepts or source_system", "concepts")
     if request.concepts is not None:
