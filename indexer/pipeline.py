@@ -123,15 +123,20 @@ def build_bundle(
             (staging / ENTRY_TERMS).write_text(json.dumps(terms, ensure_ascii=False), encoding="utf-8")
         with timer("embed"):
             vectors = cache.write(texts, staging / EMBEDDINGS, progress, settings.vector.build_block)
+        parents = columns.read_links(staging / CATALOG, "parents")
         with timer("vector_index"):
-            index = build_vector_index(vectors, settings.vector, remote, staging)
+            # Elasticsearch's kNN filters a subtree by each label's lineage, as the lexical index does.
+            lineage = None
+            if settings.vector.backend == "elasticsearch":
+                lineage = (label.within for label in _lexical_labels(texts, owners, concepts, parents, settings.vector.build_block))
+            index = build_vector_index(vectors, settings.vector, remote, staging, lineage)
             vector_entry = {"kind": settings.vector.resolved_kind(len(texts)), **index.save(staging)}
             if settings.vector.backend != "elasticsearch":  # embedded: its answers against the exact scan's
                 vector_entry["recall_at_10"] = recall_at_k(index, vectors, block=settings.vector.build_block)
             del vectors
             (staging / EMBEDDINGS).unlink()  # the index holds what it needs of them
         with timer("lexical_index"):
-            rows = _lexical_labels(texts, owners, concepts, columns.read_links(staging / CATALOG, "parents"), settings.vector.build_block)
+            rows = _lexical_labels(texts, owners, concepts, parents, settings.vector.build_block)
             lexical_entry = lexical_builder(settings.lexical, remote).build(staging / "lexical", rows)
         with timer("chargram_index"):
             build_chargrams(staging / CHARGRAMS, texts)

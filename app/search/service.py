@@ -336,7 +336,7 @@ class SearchService:
     def _dense(self, text: str, where: _Where) -> tuple[np.ndarray, dict[int, Hit]]:
         """A text's vector and the dense channel's hits (on a dense thread)."""
         vector = self.vector(text)
-        return vector, self._channel(partial(self.bundle.vectors.search, vector, allowed=where.allowed), where)
+        return vector, self._channel(partial(self.bundle.vectors.search, vector, allowed=where.allowed, within=where.within), where)
 
     def _rank(
         self, asked: list[_Query], scope: Scope, where: _Where, k: int, mode: Mode, min_confidence: float

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,18 +23,23 @@ if TYPE_CHECKING:
 
 
 def build_vector_index(
-    vectors: np.ndarray, settings: VectorSettings, remote: BundleIndexes | None = None, directory: Path | None = None
+    vectors: np.ndarray,
+    settings: VectorSettings,
+    remote: BundleIndexes | None = None,
+    directory: Path | None = None,
+    lineage: Iterable[Sequence[int]] | None = None,
 ) -> VectorIndex:
     """An index of ``vectors`` (an array, or the rows of a ``.npy`` file, read by blocks), of the
     kind the settings ask or, for ``auto``, their size calls for. ``remote`` holds the bundle's
-    Elasticsearch indexes (the elasticsearch backend only); IVF-PQ writes its files into
-    ``directory`` as it builds (a temporary one when none is given; ``save`` copies them)."""
+    Elasticsearch indexes (the elasticsearch backend only, which also indexes each label's
+    ``lineage`` when given); IVF-PQ writes its files into ``directory`` as it builds (a
+    temporary one when none is given; ``save`` copies them)."""
     if settings.backend == "elasticsearch":
         from indexer.vector.elasticsearch import build_elastic
 
         if remote is None:
             raise ValueError("the elasticsearch vector backend builds into a bundle's Elasticsearch indexes")
-        return build_elastic(vectors, settings, remote)
+        return build_elastic(vectors, settings, remote, lineage)
     if settings.backend == "numpy":
         return NumpyFlatIndex(vectors)
     kind = settings.resolved_kind(len(vectors))

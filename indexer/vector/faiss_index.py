@@ -14,7 +14,7 @@ import faiss
 import numpy as np
 
 from indexer.settings import VectorSettings
-from indexer.vector.base import IdRange, within
+from indexer.vector.base import IdRange, in_range
 from indexer.vector.numpy_flat import top_k
 from indexer.vector.rows import blocks
 
@@ -23,6 +23,7 @@ FILE = "vectors.faiss"
 
 class FaissIndex:
     filter_limit = None
+    keeps_lineage = False
 
     def __init__(self, index: faiss.Index, ef_search: int = 128, exact_below: int = 20_000) -> None:
         self._index = index
@@ -62,13 +63,18 @@ class FaissIndex:
         return self._index.ntotal
 
     def search(
-        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None
+        self,
+        query: np.ndarray,
+        k: int,
+        id_range: IdRange | None = None,
+        allowed: np.ndarray | None = None,
+        within: int | None = None,  # no lineage kept here: ``allowed`` filters
     ) -> tuple[np.ndarray, np.ndarray]:
         if k <= 0 or self._index.ntotal == 0:
             return np.empty(0, np.float32), np.empty(0, np.int64)
         if allowed is not None:
             start, stop = id_range or (0, self._index.ntotal)
-            allowed = within(allowed, start, stop)
+            allowed = in_range(allowed, start, stop)
             if self._hnsw and len(allowed) <= self._exact_below:  # few: scored exactly, one product
                 return top_k(self.matrix, allowed, query, k)
         query = np.asarray(query, dtype=np.float32).reshape(1, -1)

@@ -25,7 +25,7 @@ import faiss
 import numpy as np
 
 from indexer.settings import VectorSettings
-from indexer.vector.base import IdRange, within
+from indexer.vector.base import IdRange, in_range
 from indexer.vector.numpy_flat import top_k
 from indexer.vector.rows import VectorWriter, blocks, open_rows, sample
 
@@ -36,6 +36,7 @@ MATRIX = "vectors.f16.npy"
 class IvfPqIndex:
     backend = "faiss-ivfpq"
     filter_limit = None  # a bitmap of the bundle's labels, whatever their number
+    keeps_lineage = False
 
     def __init__(self, index: faiss.IndexIVFPQFastScan, matrix: np.ndarray, settings: VectorSettings, directory: Path) -> None:
         # FAISS's int16 fast-scan kernel collecting into a reservoir, one query at a time (its
@@ -78,14 +79,19 @@ class IvfPqIndex:
         return self._index.ntotal
 
     def search(
-        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None
+        self,
+        query: np.ndarray,
+        k: int,
+        id_range: IdRange | None = None,
+        allowed: np.ndarray | None = None,
+        within: int | None = None,  # no lineage kept here: ``allowed`` filters
     ) -> tuple[np.ndarray, np.ndarray]:
         total = self._index.ntotal
         if k <= 0 or total == 0:
             return np.empty(0, np.float32), np.empty(0, np.int64)
         start, stop = id_range or (0, total)
         if allowed is not None:
-            allowed = within(allowed, start, stop)
+            allowed = in_range(allowed, start, stop)
         size = len(allowed) if allowed is not None else stop - start
         if size <= self._exact_below:  # few: scored exactly
             return top_k(self.matrix, allowed if allowed is not None else np.arange(start, stop), query, k)

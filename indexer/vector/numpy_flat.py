@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.vector.base import IdRange, within
+from indexer.vector.base import IdRange, in_range
 
 FILE = "vectors.npy"
 
@@ -15,6 +15,7 @@ FILE = "vectors.npy"
 class NumpyFlatIndex:
     backend = "numpy-flat"
     filter_limit = None
+    keeps_lineage = False
 
     def __init__(self, vectors: np.ndarray) -> None:
         self._vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -33,10 +34,15 @@ class NumpyFlatIndex:
         return len(self._vectors)
 
     def search(
-        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None
+        self,
+        query: np.ndarray,
+        k: int,
+        id_range: IdRange | None = None,
+        allowed: np.ndarray | None = None,
+        within: int | None = None,  # no lineage kept here: ``allowed`` filters
     ) -> tuple[np.ndarray, np.ndarray]:
         start, stop = id_range or (0, len(self._vectors))
-        ids = np.arange(start, stop) if allowed is None else within(allowed, start, stop)
+        ids = np.arange(start, stop) if allowed is None else in_range(allowed, start, stop)
         return top_k(self._vectors, ids, query, k)
 
     def save(self, directory: Path) -> dict[str, Any]:

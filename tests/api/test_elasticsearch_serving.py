@@ -68,6 +68,23 @@ def test_lexical_answers_come_from_the_cluster(client: TestClient, fake_es: Fake
     assert ready["checks"]["vector"] == {"backend": "elasticsearch", "up": True, "fallback": "numpy-flat"}
 
 
+def test_a_subtree_is_one_lineage_term_in_both_searches(client: TestClient, fake_es: FakeElasticsearch) -> None:
+    """kNN and BM25 keep to the subtree inside the cluster, by its root's catalog row, not by ids."""
+    bundle = client.app.state.service.bundle
+    fast = bundle.label_text.index("Fast heart rate")
+    fake_es.hits = [{"_id": str(fast), "_score": 0.9}]
+    response = client.get("/search", params={"q": "heart racing", "system": "toy", "ancestor": "T:1", "mode": "hybrid"})
+    assert response.status_code == 200
+    assert response.json()["results"][0]["code"] == "T:2"
+    root = bundle.rows_by_code("T:1")[0]
+    sent = fake_es.sent("POST", "_search")
+    knn = [r.body["knn"] for r in sent if r.path == f"/{bundle.manifest['vector']['index']}/_search"]
+    bm25 = [r.body["query"] for r in sent if r.path == f"/{bundle.manifest['lexical']['index']}/_search"]
+    # The dense channel's search (the ranking core then asks for its candidates' cosines, unfiltered).
+    assert {"term": {"within": root}} in knn[0]["filter"]["bool"]["filter"]
+    assert {"term": {"within": root}} in bm25[0]["bool"]["filter"]
+
+
 @pytest.mark.parametrize("mode", ["lexical", "dense", "hybrid"])
 def test_unreachable_cluster_falls_back_to_the_embedded_indexes(client, fake_es, mode: str) -> None:
     fake_es.stop()

@@ -128,7 +128,7 @@ def test_vector_mapping_bulk_lines_and_knn_query(fake_es: FakeElasticsearch, rem
     settings = VectorSettings(
         backend="elasticsearch", kind="hnsw", hnsw_m=16, hnsw_ef_search=64, fallback_embedded=False
     )
-    index = build_vector_index(vectors, settings, remote)
+    index = build_vector_index(vectors, settings, remote, lineage=iter([[0], [1, 0], [2, 1, 0]]))
 
     assert fake_es.sent("PUT", VECTORS_INDEX)[0].body["mappings"] == {
         "dynamic": "strict",
@@ -142,15 +142,17 @@ def test_vector_mapping_bulk_lines_and_knn_query(fake_es: FakeElasticsearch, rem
                 "similarity": "cosine",
                 "index_options": {"type": "hnsw", "m": 16, "ef_construction": 200},
             },
+            "within": {"type": "integer"},
         },
     }
     lines = [line for r in fake_es.sent("PUT", "_bulk") for line in r.body]
     assert lines[:4] == [
-        {"index": {"_id": "0"}}, {"label_id": 0, "vector": [1.0, 0.0]},
-        {"index": {"_id": "1"}}, {"label_id": 1, "vector": [pytest.approx(0.6), pytest.approx(0.8)]},
+        {"index": {"_id": "0"}}, {"label_id": 0, "vector": [1.0, 0.0], "within": [0]},
+        {"index": {"_id": "1"}}, {"label_id": 1, "vector": [pytest.approx(0.6), pytest.approx(0.8)], "within": [1, 0]},
     ]
     assert len(index) == 3
-    assert index.save(tmp_path) == {"index": VECTORS_INDEX, "alias": "termsearch-vectors", "count": 3}
+    assert index.keeps_lineage
+    assert index.save(tmp_path) == {"index": VECTORS_INDEX, "alias": "termsearch-vectors", "count": 3, "lineage": True}
     assert list(tmp_path.iterdir()) == []
 
     fake_es.hits = [{"_id": "1", "_score": 0.9}, {"_id": "2", "_score": 0.5}]
@@ -173,6 +175,20 @@ def test_vector_mapping_bulk_lines_and_knn_query(fake_es: FakeElasticsearch, rem
     assert fake_es.requests[-1].body["knn"]["filter"] == {  # a subtree's labels: filtered while searching
         "bool": {"filter": [{"range": {"label_id": {"gte": 1, "lt": 3}}}, {"terms": {"label_id": [2]}}]}
     }
+    # A subtree with a root: one term on the root's row, whatever the number of its labels.
+    index.search(np.asarray([0.0, 1.0], dtype=np.float32), 2, None, allowed=np.asarray([2], dtype=np.int64), within=1)
+    assert fake_es.requests[-1].body["knn"]["filter"] == {"term": {"within": 1}}
+
+
+def test_vectors_indexed_without_lineage_filter_a_subtree_by_its_labels(fake_es: FakeElasticsearch, remote) -> None:
+    """A bundle built before the vectors held their lineage (its entry says none) gets the ids."""
+    index = build_vector_index(np.eye(2, dtype=np.float32), VectorSettings(backend="elasticsearch", fallback_embedded=False), remote)
+    lines = [line for r in fake_es.sent("PUT", "_bulk") for line in r.body]
+    assert lines[1] == {"label_id": 0, "vector": [1.0, 0.0]}
+    assert not index.keeps_lineage
+    fake_es.hits = []
+    index.search(np.asarray([0.0, 1.0], dtype=np.float32), 2, None, allowed=np.asarray([1], dtype=np.int64), within=1)
+    assert fake_es.requests[-1].body["knn"]["filter"] == {"terms": {"label_id": [1]}}
 
 
 @pytest.mark.parametrize(
@@ -205,7 +221,9 @@ def test_flat_vectors_are_searched_exactly_and_keep_an_embedded_copy(fake_es, re
         "type": "flat"
     }
     entry = index.save(tmp_path)
-    assert entry == {"index": VECTORS_INDEX, "alias": "termsearch-vectors", "count": 3, "fallback": "numpy-flat"}
+    assert entry == {
+        "index": VECTORS_INDEX, "alias": "termsearch-vectors", "count": 3, "lineage": False, "fallback": "numpy-flat"
+    }
     assert (tmp_path / "vectors.npy").is_file()
     fake_es.hits = []
     index.search(vectors[0], 7)
@@ -313,6 +331,15 @@ def test_a_build_records_its_indexes_and_the_next_builds_retire_the_old_ones(fak
         "fallback": "tantivy",
     }
     assert manifest["vector"]["index"] == vectors and manifest["vector"]["fallback"] == "numpy-flat"
+    # Each label's vector document holds the lineage its lexical document holds.
+    documents = {role: {} for role in (labels, vectors)}
+    for request in fake_es.sent("PUT", "_bulk"):
+        role = request.path.split("/")[1]
+        for action, document in zip(request.body[::2], request.body[1::2], strict=True):
+            documents.get(role, {})[action["index"]["_id"]] = document["within"]
+    assert manifest["vector"]["lineage"] is True
+    assert documents[vectors] == documents[labels] and len(documents[vectors]) == manifest["counts"]["labels"]
+    assert any(len(within) > 1 for within in documents[vectors].values())
     # The current and the previous bundle's indexes remain (the bundles on disk); the first's are gone.
     previous = built[1].bundle_id.lower()
     assert fake_es.aliases == {

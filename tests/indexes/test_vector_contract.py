@@ -70,7 +70,7 @@ def index_settings(backend: str, request: pytest.FixtureRequest) -> Settings:
 @pytest.fixture
 def build(backend: str, request: pytest.FixtureRequest):  # noqa: ANN201
     remote = request.getfixturevalue("elastic_indexes") if backend == "elasticsearch" else None
-    return lambda vectors: build_vector_index(vectors, BACKENDS[backend], remote)
+    return lambda vectors, lineage=None: build_vector_index(vectors, BACKENDS[backend], remote, lineage=lineage)
 
 
 def test_top_k_matches_brute_force(backend: str, build, vectors: np.ndarray) -> None:
@@ -107,6 +107,18 @@ def test_allowed_labels_restrict_results_while_searching(backend: str, build, ve
         _assert_ranked_as(vectors, vectors[row], ids, scores, allowed[order], TOLERANCE[backend])
     _, ids = index.search(vectors[3], 50, (1000, 1100), allowed=allowed)
     assert sorted(ids) == [i for i in allowed.tolist() if 1000 <= i < 1100]
+
+
+def test_a_subtree_given_by_its_root_and_labels_keeps_to_them(backend: str, build, vectors: np.ndarray) -> None:
+    """Labels whose lineage holds the root's row (3 roots, every third label under each): an
+    index that keeps lineage filters by the root, the others by the labels; the answers agree."""
+    index = build(vectors, lineage=([i, len(vectors) + i % 3] for i in range(len(vectors))))
+    allowed = np.arange(1, len(vectors), 3, dtype=np.int64)
+    for row in (1, 2, 700):
+        scores, ids = index.search(vectors[row], 10, None, allowed=allowed, within=len(vectors) + 1)
+        order = np.argsort(-(vectors[allowed] @ vectors[row]), kind="stable")[:10]
+        _assert_ranked_as(vectors, vectors[row], ids, scores, allowed[order], TOLERANCE[backend])
+    assert index.keeps_lineage == (backend == "elasticsearch")
 
 
 def test_k_larger_than_range_returns_whole_range(build, vectors: np.ndarray) -> None:
