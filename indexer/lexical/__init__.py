@@ -18,7 +18,6 @@ from indexer.settings import LexicalSettings, Settings
 if TYPE_CHECKING:
     from indexer.elastic import BundleIndexes
 
-EMBEDDED = "tantivy"  # the fallback an elasticsearch bundle carries
 BUILDERS: dict[str, type[LexicalBuilder]] = {"tantivy": TantivyBuilder}
 INDEXES: dict[str, type[LexicalIndex]] = {"tantivy": TantivyIndex}
 
@@ -31,7 +30,7 @@ def lexical_builder(settings: LexicalSettings, remote: BundleIndexes | None = No
 
     if remote is None:
         raise ValueError("the elasticsearch lexical backend builds into a bundle's Elasticsearch indexes")
-    return ElasticLexicalBuilder(remote, BUILDERS[EMBEDDED]() if settings.fallback_embedded else None)
+    return ElasticLexicalBuilder(remote, TantivyBuilder() if settings.fallback_embedded else None)  # its fallback
 
 
 def open_lexical(entry: Mapping[str, Any], directory: Path, settings: Settings) -> LexicalIndex:

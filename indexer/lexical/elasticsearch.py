@@ -10,14 +10,15 @@ a subtree a term filter on ``within`` (the catalog rows of the label's concept a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from indexer.elastic import MAX_WINDOW, BundleIndexes, ElasticIndex, make_client
 from indexer.lexical import INDEXES
-from indexer.lexical.base import IdRange, Label, LexicalBuilder, LexicalIndex
+from indexer.lexical.base import IdRange, Label, LexicalIndex
 from indexer.lexical.normalise import tokens
+from indexer.lexical.tantivy_index import TantivyBuilder
 from indexer.remote import WithFallback
 from indexer.settings import Settings
 
@@ -73,17 +74,24 @@ def query_body(
 class ElasticLexicalBuilder:
     backend = ElasticIndex.backend
 
-    def __init__(self, indexes: BundleIndexes, fallback: LexicalBuilder | None) -> None:
+    def __init__(self, indexes: BundleIndexes, fallback: TantivyBuilder | None) -> None:
         self._indexes = indexes
         self._fallback = fallback
 
     def build(self, directory: Path, labels: Iterable[Label]) -> dict[str, Any]:
-        labels = list(labels)
-        entry = self._indexes.load(ROLE, MAPPINGS, ((label.id, document(label)) for label in labels))
-        if self._fallback is not None:
-            self._fallback.build(directory, labels)
-            entry["fallback"] = self._fallback.backend
-        return entry
+        """One pass over ``labels``: each goes to the cluster and, when wanted, to the embedded
+        fallback (no label is held: at UMLS size they and their lineage are gigabytes)."""
+        if self._fallback is None:
+            return self._indexes.load(ROLE, MAPPINGS, ((label.id, document(label)) for label in labels))
+        with self._fallback.writer(directory) as add:
+            entry = self._indexes.load(ROLE, MAPPINGS, _documents_also_added(labels, add))
+        return entry | {"fallback": self._fallback.backend}
+
+
+def _documents_also_added(labels: Iterable[Label], add: Callable[[Label], None]) -> Iterator[tuple[int, dict[str, Any]]]:
+    for label in labels:
+        add(label)
+        yield label.id, document(label)
 
 
 class ElasticLexicalIndex(ElasticIndex):

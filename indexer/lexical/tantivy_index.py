@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,19 +32,30 @@ class TantivyBuilder:
         self.heap_bytes = heap_bytes
 
     def build(self, directory: Path, labels: Iterable[Label]) -> dict[str, Any]:
+        with self.writer(directory) as add:
+            for label in labels:
+                add(label)
+        return {}
+
+    @contextmanager
+    def writer(self, directory: Path) -> Iterator[Callable[[Label], None]]:
+        """Adds labels one at a time, committed when the block ends without an error (an
+        Elasticsearch build fills its embedded fallback in the pass that loads the cluster)."""
         directory.mkdir(parents=True, exist_ok=True)
         index = tantivy.Index(_schema(), path=str(directory))
         writer = index.writer(heap_size=self.heap_bytes, num_threads=1)
-        for label in labels:
+
+        def add(label: Label) -> None:
             document = tantivy.Document()
             document.add_unsigned("label_id", label.id)
             document.add_text("text", " ".join(tokens(label.text)))
             for row in label.within:
                 document.add_unsigned("within", row)
             writer.add_document(document)
+
+        yield add
         writer.commit()
         writer.wait_merging_threads()
-        return {}
 
 
 class TantivyIndex:
