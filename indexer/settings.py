@@ -42,8 +42,9 @@ class VectorSettings(BaseModel):
     # ``compress_above`` labels, IVF-PQ above. The ranking core scores every candidate's labels
     # exactly (from the index's vectors), so the index only proposes candidates: on the ranking
     # benchmark HNSW's Hits@1/@10 equal the exact scan's, at half the hybrid latency
-    # (bench/RESULTS.md). IVF-PQ keeps ``dimension / 4`` bytes a vector in memory and re-ranks
-    # its candidates from the bundle's float16 copy of the vectors, memory-mapped. Exact search:
+    # (bench/RESULTS.md). IVF-PQ keeps ``dimension / 4`` bytes a vector in memory, re-ranks its
+    # candidates from 4-bit codes (``dimension / 2`` bytes, mapped) and the best of them from
+    # the bundle's float16 copy of the vectors (mapped; few rows a search). Exact search:
     # numpy (one BLAS product over the system's label slice, every core) or FAISS flat.
     # "elasticsearch": dense_vector kNN in the cluster (``kind`` and ``quantize`` pick its
     # index_options).
@@ -55,7 +56,8 @@ class VectorSettings(BaseModel):
     # HNSW and IVF miss results when a filter keeps few vectors; ranges this small are searched exactly.
     hnsw_exact_below: int = 20_000
     ivf_nprobe: int = Field(default=256, ge=1, description="IVF lists searched a query (more for a narrow filter)")
-    ivf_rerank: int = Field(default=1024, ge=1, description="IVF-PQ candidates re-ranked exactly, at least")
+    ivf_rerank: int = Field(default=1024, ge=1, description="IVF-PQ candidates re-ranked from 4-bit codes, at least")
+    ivf_refine: int = Field(default=256, ge=1, description="the best of them re-scored exactly from float16")
     ivf_train_sample: int = Field(default=100_000, ge=1000, description="vectors IVF-PQ is trained on")
     # The build reads vectors this many at a time from the file it wrote them to: its memory for
     # vectors is one block (and the index being built), not the whole matrix.

@@ -152,7 +152,8 @@ def test_a_bundle_above_the_size_limit_gets_ivfpq_and_ranks_as_hnsw(settings: Se
     compressed = _build(settings, toy_reader)
     manifest = read_manifest(compressed.directory)
     assert (manifest["vector"]["kind"], manifest["vector"]["backend"]) == ("ivfpq", "faiss-ivfpq")
-    assert {"vectors.ivfpq.faiss", "vectors.f16.npy"} <= set(manifest["files"]) and "vectors.faiss" not in manifest["files"]
+    assert {"vectors.ivfpq.faiss", "vectors.sq4.faiss", "vectors.sq4.npy", "vectors.f16.npy"} <= set(manifest["files"])
+    assert "vectors.faiss" not in manifest["files"]
     ivfpq = SearchService(Bundle(compressed.directory), FakeEncoder(32), settings.search)
     for query in ("fast heart rate", "high blood pressure", "hearing loss"):
         for mode in Mode:

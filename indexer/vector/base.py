@@ -18,12 +18,7 @@ class VectorIndex(Protocol):
     def __len__(self) -> int: ...
 
     def search(
-        self,
-        query: np.ndarray,
-        k: int,
-        id_range: IdRange | None = None,
-        allowed: np.ndarray | None = None,
-        within: int | None = None,
+        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None, within: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """For one query vector, ``(scores, ids)`` of up to ``k`` labels, best first; only labels
         inside ``id_range`` and, when given, among ``allowed`` (sorted label ids: a subtree's

@@ -96,12 +96,7 @@ class ElasticVectorIndex(ElasticIndex):
         return self._entry["count"]
 
     def search(
-        self,
-        query: np.ndarray,
-        k: int,
-        id_range: IdRange | None = None,
-        allowed: np.ndarray | None = None,
-        within: int | None = None,
+        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None, within: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         k = min(k, MAX_WINDOW)
         if k <= 0 or not len(self):

@@ -63,12 +63,7 @@ class FaissIndex:
         return self._index.ntotal
 
     def search(
-        self,
-        query: np.ndarray,
-        k: int,
-        id_range: IdRange | None = None,
-        allowed: np.ndarray | None = None,
-        within: int | None = None,  # no lineage kept here: ``allowed`` filters
+        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None, within: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         if k <= 0 or self._index.ntotal == 0:
             return np.empty(0, np.float32), np.empty(0, np.int64)

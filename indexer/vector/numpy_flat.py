@@ -34,12 +34,7 @@ class NumpyFlatIndex:
         return len(self._vectors)
 
     def search(
-        self,
-        query: np.ndarray,
-        k: int,
-        id_range: IdRange | None = None,
-        allowed: np.ndarray | None = None,
-        within: int | None = None,  # no lineage kept here: ``allowed`` filters
+        self, query: np.ndarray, k: int, id_range: IdRange | None = None, allowed: np.ndarray | None = None, within: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         start, stop = id_range or (0, len(self._vectors))
         ids = np.arange(start, stop) if allowed is None else in_range(allowed, start, stop)

@@ -38,13 +38,20 @@ def test_an_index_that_misses_answers_shows_it() -> None:
 
 
 def test_ivfpq_finds_the_nearest_labels_of_clustered_vectors() -> None:
-    """Label vectors cluster by meaning; IVF-PQ, re-ranking 256 candidates from its
-    float16 copy, finds nearly all of the exact top 10 while probing 48 of its 282 lists. The
-    manifest records the same measure for every build."""
+    """Label vectors cluster by meaning; IVF-PQ, re-ranking 256 candidates from 4-bit codes and
+    the best 128 of them from its float16 copy, finds nearly all of the exact top 10 while
+    probing 48 of its 282 lists. (These clusters are tight: each vector's nearest ten differ by
+    hundredths of cosine, where 4-bit codes err by about 0.004; on the HPO + ICD-10-CM vectors
+    the two steps lose nothing, bench/RESULTS.md.) The manifest records the same measure for
+    every build."""
     rng = np.random.default_rng(5)
     centres = rng.normal(size=(60, 48)).astype(np.float32)
     vectors = centres[rng.integers(0, 60, 20_000)] + 0.35 * rng.normal(size=(20_000, 48)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index = build_vector_index(vectors, VectorSettings(kind="ivfpq", hnsw_exact_below=100, ivf_nprobe=48, ivf_rerank=256))
+    settings = VectorSettings(kind="ivfpq", hnsw_exact_below=100, ivf_nprobe=48, ivf_rerank=256, ivf_refine=128)
+    index = build_vector_index(vectors, settings)
     assert index.backend == "faiss-ivfpq"
-    assert recall_at_k(index, vectors) >= 0.95
+    assert recall_at_k(index, vectors) >= 0.92
+    # Every candidate re-scored from float16 finds a little more; too few from it, much less.
+    assert recall_at_k(build_vector_index(vectors, settings.model_copy(update={"ivf_refine": 256})), vectors) >= 0.95
+    assert recall_at_k(build_vector_index(vectors, settings.model_copy(update={"ivf_refine": 16})), vectors) < 0.7
