@@ -10,7 +10,7 @@ scanned) for at least ``ivf_rerank`` candidates. They are re-ranked in two steps
 - the best ``ivf_refine`` of them exactly, from the bundle's float16 copy of every vector
   (``vectors.f16.npy``, memory-mapped: the copy the ranking core scores candidates' labels from).
 So a search reads ``ivf_refine`` float16 rows, not ``ivf_rerank``: at UMLS size the float16
-copy (733 MiB a million labels) can stay on disk, while the codes a search scans (about 290
+copy (733 MiB a million labels) can stay on disk, while the codes a search scans (about 275
 MiB a million, both kinds) stay in memory. Filters that keep few labels are scored the same two
 steps, over all their labels. Trained on a sample, filled a block at a time.
 
