@@ -55,7 +55,7 @@ CATALOG = "catalog"  # the catalog's columns (indexer.columns)
 ALIGNMENTS = "alignments.json"
 ENTRY_TERMS = "entry_terms.json"
 CURRENT = "current"
-FORMAT_VERSION = 8  # 5: files with their sizes; 6: catalog columns, vocabulary; 7: n-gram matrices as arrays; 8: lexical lineage
+FORMAT_VERSION = 9  # 5: files with their sizes; 6: catalog columns, vocabulary; 7: n-gram matrices as arrays; 8: lexical lineage; 9: IVF-PQ 4-bit re-rank codes, vector lineage (Elasticsearch)
 
 
 class BundleError(IndexerError, RuntimeError):

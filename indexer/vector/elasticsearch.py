@@ -81,7 +81,8 @@ def knn_body(
 
 class ElasticVectorIndex(ElasticIndex):
     """``entry`` is what the build recorded: index, alias, count, whether the documents hold
-    their lineage (bundles built before they did do not), and the vector settings' ``kind``."""
+    their lineage (none given to the build: subtrees go as label ids), and the vector settings'
+    ``kind``."""
 
     filter_limit = 65_536  # a terms query's default limit (index.max_terms_count)
 

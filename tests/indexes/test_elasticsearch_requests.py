@@ -181,7 +181,7 @@ def test_vector_mapping_bulk_lines_and_knn_query(fake_es: FakeElasticsearch, rem
 
 
 def test_vectors_indexed_without_lineage_filter_a_subtree_by_its_labels(fake_es: FakeElasticsearch, remote) -> None:
-    """A bundle built before the vectors held their lineage (its entry says none) gets the ids."""
+    """Vectors indexed without their labels' lineage (the entry says so) are filtered by the ids."""
     index = build_vector_index(np.eye(2, dtype=np.float32), VectorSettings(backend="elasticsearch", fallback_embedded=False), remote)
     lines = [line for r in fake_es.sent("PUT", "_bulk") for line in r.body]
     assert lines[1] == {"label_id": 0, "vector": [1.0, 0.0]}
