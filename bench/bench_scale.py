@@ -52,7 +52,7 @@ import httpx
 import numpy as np
 
 from bench.bench_loaders import write_meta
-from bench.common import UVICORN, memory_mib, percentiles, record, rss_mib, uvicorn_server
+from bench.common import UVICORN, memory_mib, percentiles, read_once, record, rss_mib, uvicorn_server
 from indexer import columns
 from indexer.bundle import CATALOG, current_bundle
 from indexer.encoders import Encoder, default_model_dir, load_encoder
@@ -206,9 +206,7 @@ def _warm_page_cache(bundle: Path) -> float:
     bench/RESULTS.md); seconds it took."""
     started = time.perf_counter()
     for path in sorted(p for p in bundle.rglob("*") if p.is_file()):
-        with path.open("rb") as file:
-            while file.read(1 << 24):
-                pass
+        read_once(path)
     return time.perf_counter() - started
 
 

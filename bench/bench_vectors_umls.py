@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_scale import _AnonymousPeak, vocabulary
-from bench.common import memory_mib, percentiles, record
+from bench.common import memory_mib, percentiles, read_once, record
 from indexer.encoders import default_model_dir, load_encoder
 from indexer.settings import Settings
 from indexer.vector import build_vector_index, open_vector_index
@@ -94,17 +94,11 @@ def _evict(path: Path) -> None:
         os.close(descriptor)
 
 
-def _read_once(path: Path) -> None:
-    with path.open("rb") as file:
-        while file.read(64 * 2**20):
-            pass
-
-
 def serve(directory: Path) -> dict:
     settings = Settings()
     entry = json.loads((directory / "index" / "entry.json").read_text())
     _evict(directory / "index" / MATRIX)
-    _read_once(directory / "index" / CODES)
+    read_once(directory / "index" / CODES)
     started = time.perf_counter()
     index = open_vector_index(entry, directory / "index", settings)
     open_s = time.perf_counter() - started

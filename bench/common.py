@@ -45,6 +45,13 @@ def rss_mib(pid: int) -> tuple[float, float]:
     return memory_mib(pid, "VmRSS", "VmHWM")  # type: ignore[return-value]
 
 
+def read_once(path: Path) -> None:
+    """Read a file through, so that its pages are in the page cache (as a serving host's are)."""
+    with path.open("rb") as file:
+        while file.read(1 << 24):
+            pass
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
