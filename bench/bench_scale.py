@@ -72,6 +72,7 @@ class WordMeanEncoder:
 
     def __init__(self, model: Encoder) -> None:
         self.model, self.id, self.sha256, self.dimension = model, model.id, model.sha256, model.dimension
+        self.precision = model.precision
         self._words: dict[str, np.ndarray] = {}
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

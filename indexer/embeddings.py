@@ -32,7 +32,8 @@ LOADED = 16  # chunks held in memory at once (a build reads them in order: each 
 
 class EmbeddingCache:
     def __init__(self, root: Path, encoder: Encoder) -> None:
-        digest = hashlib.sha256(f"{encoder.id}\0{encoder.sha256}\0{VERSION}".encode()).hexdigest()[:24]
+        key = f"{encoder.id}\0{encoder.sha256}\0{encoder.precision}\0{VERSION}"
+        digest = hashlib.sha256(key.encode()).hexdigest()[:24]
         self.directory = root / digest
         self.encoder = encoder
         self.directory.mkdir(parents=True, exist_ok=True)

@@ -209,7 +209,12 @@ def _inputs(
 ) -> dict:
     inputs = {
         "format_version": FORMAT_VERSION,
-        "encoder": {"id": encoder.id, "sha256": encoder.sha256, "dimension": encoder.dimension},
+        "encoder": {
+            "id": encoder.id,
+            "sha256": encoder.sha256,
+            "precision": encoder.precision,
+            "dimension": encoder.dimension,
+        },
         "systems": [[s.key, s.version, s.version_id] for s in systems],
         "vector": settings.vector.model_dump(),
         "lexical": settings.lexical.model_dump(),

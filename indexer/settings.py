@@ -35,6 +35,10 @@ class EncoderSettings(BaseModel):
     threads: int = Field(default=0, ge=0, description="ONNX Runtime intra-op threads; 0 = all cores")
     batch_size: int = Field(default=64, ge=1)
     max_length: int = Field(default=64, ge=8, le=512)
+    # How `indexer build` runs an int8 model (indexer/encoders/onnx.py): "int8" on the CPU a text
+    # at a time; "float" dequantised, batched, float16 on CUDA; "auto" = "float" when
+    # onnxruntime-gpu sees a GPU. A bundle records its precision and is served with it.
+    precision: Literal["auto", "int8", "float"] = "auto"
 
 
 class VectorSettings(BaseModel):

@@ -27,7 +27,7 @@ def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
     assert result.built and result.labels == 29
     bundle = Bundle(current_bundle(settings.bundles_dir))
     manifest = bundle.manifest
-    assert manifest["encoder"]["id"] == "fake-hash-32"
+    assert (manifest["encoder"]["id"], manifest["encoder"]["precision"]) == ("fake-hash-32", "float")
     assert manifest["dimension"] == 32
     assert (manifest["vector"]["backend"], manifest["vector"]["kind"]) == ("faiss-hnsw", "hnsw")  # auto: by size
     assert manifest["vector"]["recall_at_10"] == 1.0  # measured at build against the exact scan (29 labels: exact)

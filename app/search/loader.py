@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from indexer.bundle import Bundle, BundleError, current_bundle
-from indexer.encoders import Encoder, EncoderError, OnnxEncoder
+from indexer.encoders import Encoder, EncoderError, load_encoder
 from indexer.settings import Settings
 
 from app.search.service import SearchService
@@ -21,16 +21,15 @@ def open_search_service(settings: Settings, encoder: Encoder | None = None, dire
     if directory is None:
         raise BundleError(f"no bundle in {settings.bundles_dir}; run `python -m indexer build`")
     bundle = Bundle(directory, settings)
-    if encoder is None:
-        encoder = OnnxEncoder(
-            bundle.model_dir,
-            threads=settings.encoder.threads,
-            batch_size=settings.encoder.batch_size,
-            max_length=settings.encoder.max_length,
+    # Bundles from before precisions were recorded were all embedded in int8.
+    expected = {"precision": "int8"} | bundle.manifest["encoder"]
+    if encoder is None:  # queries are encoded in the precision the labels were
+        encoder = load_encoder(bundle.model_dir, settings.encoder, expected["precision"])
+    if (encoder.id, encoder.sha256, encoder.precision) != (expected["id"], expected["sha256"], expected["precision"]):
+        raise EncoderError(
+            f"encoder {encoder.id} ({encoder.precision}) does not match the bundle's"
+            f" {expected['id']} ({expected['precision']})"
         )
-    expected = bundle.manifest["encoder"]
-    if (encoder.id, encoder.sha256) != (expected["id"], expected["sha256"]):
-        raise EncoderError(f"encoder {encoder.id} does not match the bundle's {expected['id']}")
     service = SearchService(bundle, encoder, settings.search)
     service.warm()  # off the request path: start-up or the bundle watcher
     return service

@@ -37,7 +37,16 @@ def default_model_dir(settings: EncoderSettings) -> Path:
     return Path(settings.model_dir) if settings.model_dir else SHIPPED_MODEL_DIR
 
 
-def load_encoder(model_dir: Path | str, settings: EncoderSettings | None = None) -> OnnxEncoder:
-    """Open ``model_dir`` with the runtime options (threads, batch size, max length) from ``settings``."""
+def load_encoder(
+    model_dir: Path | str, settings: EncoderSettings | None = None, precision: str | None = None
+) -> OnnxEncoder:
+    """Open ``model_dir`` with the runtime options (threads, batch size, max length, precision)
+    from ``settings``; ``precision`` overrides the settings' (a bundle's, when serving it)."""
     s = settings or EncoderSettings()
-    return OnnxEncoder(model_dir, threads=s.threads, batch_size=s.batch_size, max_length=s.max_length)
+    return OnnxEncoder(
+        model_dir,
+        threads=s.threads,
+        batch_size=s.batch_size,
+        max_length=s.max_length,
+        precision=precision or s.precision,
+    )

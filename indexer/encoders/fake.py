@@ -38,6 +38,7 @@ class FakeEncoder:
     """Feature-hashing encoder; a text without features maps to the first basis vector."""
 
     sha256 = ""
+    precision = "float"
 
     def __init__(self, dimension: int = 32) -> None:
         if dimension < 1:

@@ -1,17 +1,30 @@
-"""ONNX Runtime encoder: tokenizers + onnxruntime + numpy pooling. Never imports torch."""
+"""ONNX Runtime encoder: tokenizers + onnxruntime + numpy pooling. Never imports torch.
+
+An int8 model runs in one of two precisions (recorded in each bundle, so that queries are
+encoded as its labels were): ``int8`` runs the file as shipped, on the CPU, a text at a time;
+``float`` runs its dequantised graph (:mod:`indexer.encoders.dequantize`) in batches, in float16
+on CUDA where onnxruntime-gpu offers it, else in float32 on the CPU. ``auto`` picks ``float``
+when CUDA is there: the GPU path for encoding millions of labels.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
 from indexer.encoders.base import EncoderError
+from indexer.encoders.dequantize import float_graph, half_graph
 from indexer.encoders.manifest import MODEL_FILE, TOKENIZER_FILE, read_manifest
+
+Precision = Literal["auto", "int8", "float"]
+CUDA = "CUDAExecutionProvider"
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -21,10 +34,11 @@ log = logging.getLogger(__name__)
 def providers() -> list[str]:
     """CUDA first when this onnxruntime build has it (onnxruntime-gpu), then the CPU."""
     available = ort.get_available_providers()
-    return [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in available]
+    return [p for p in (CUDA, "CPUExecutionProvider") if p in available]
 
 
-def _session(model_path: Path, threads: int) -> ort.InferenceSession:
+def _session(model_path: Path, threads: int, graph: bytes | None = None) -> ort.InferenceSession:
+    """A session over ``model_path``, or over ``graph`` (a serialised model derived from it)."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads  # 0 = onnxruntime's default (all cores)
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -32,7 +46,7 @@ def _session(model_path: Path, threads: int) -> ort.InferenceSession:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     try:
-        session = ort.InferenceSession(str(model_path), options, providers=providers())
+        session = ort.InferenceSession(graph or str(model_path), options, providers=providers())
     except Exception as exc:  # onnxruntime raises its own untyped errors for unreadable models
         raise EncoderError(f"cannot load ONNX model {model_path}: {exc}") from exc
     # Without a usable GPU (no device, no driver) onnxruntime falls back to the CPU by itself.
@@ -56,8 +70,10 @@ def _tokenizer(path: Path, max_length: int) -> tuple[Tokenizer, int]:
 class OnnxModel:
     """A transformer ONNX file plus its tokenizer, producing mean-pooled unit vectors."""
 
-    def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 0, max_length: int = 64) -> None:
-        self._session = _session(model_path, threads)
+    def __init__(
+        self, model_path: Path, tokenizer_path: Path, *, threads: int = 0, max_length: int = 64, graph: bytes | None = None
+    ) -> None:
+        self._session = _session(model_path, threads, graph)
         self._tokenizer, self._pad_id = _tokenizer(tokenizer_path, max_length)
         self._inputs = [i.name for i in self._session.get_inputs()]
         unknown = set(self._inputs) - set(_INPUTS)
@@ -105,7 +121,15 @@ def mean_pool_normalize(hidden: np.ndarray, attention_mask: np.ndarray) -> np.nd
 class OnnxEncoder:
     """The production :class:`~indexer.encoders.base.Encoder` over a validated model directory."""
 
-    def __init__(self, model_dir: Path | str, *, threads: int = 0, batch_size: int = 64, max_length: int = 64) -> None:
+    def __init__(
+        self,
+        model_dir: Path | str,
+        *,
+        threads: int = 0,
+        batch_size: int = 64,
+        max_length: int = 64,
+        precision: Precision = "int8",
+    ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         model_dir = Path(model_dir)
@@ -115,13 +139,21 @@ class OnnxEncoder:
         self.sha256 = manifest.sha256
         self.dimension = manifest.dimension
         self.batch_size = batch_size
+        quantized = manifest.quantization.startswith("int8-dynamic")
+        if precision == "auto":
+            precision = "float" if CUDA in providers() else "int8"
+        self.precision: str = precision if quantized else "float"
         # Dynamic int8 quantisation scales activations over the whole batch, so a text's vector
         # would depend on its batch mates: such a model encodes each text alone, and a label
         # embedded at build time gets exactly the vector the same text gets as a query.
-        self.alone = manifest.quantization.startswith("int8-dynamic")
+        self.alone = self.precision == "int8"
         self.max_length = min(max_length, manifest.max_length)
         self._model = OnnxModel(
-            model_dir / MODEL_FILE, model_dir / TOKENIZER_FILE, threads=threads, max_length=self.max_length
+            model_dir / MODEL_FILE,
+            model_dir / TOKENIZER_FILE,
+            threads=threads,
+            max_length=self.max_length,
+            graph=_float_bytes(model_dir / MODEL_FILE) if quantized and self.precision == "float" else None,
         )
         if self._model.dimension != self.dimension:
             raise EncoderError(
@@ -135,4 +167,14 @@ class OnnxEncoder:
         return self._model.embed(texts, 1 if self.alone else self.batch_size)
 
     def __repr__(self) -> str:
-        return f"OnnxEncoder(id={self.id!r}, dimension={self.dimension}, model_dir={str(self.model_dir)!r})"
+        return (
+            f"OnnxEncoder(id={self.id!r}, precision={self.precision!r}, dimension={self.dimension},"
+            f" model_dir={str(self.model_dir)!r})"
+        )
+
+
+def _float_bytes(model_path: Path) -> bytes:
+    """The int8 model's dequantised graph: float16 for CUDA, float32 for the CPU (onnxruntime's
+    CPU kernels are float32; float16 there only adds casts)."""
+    model = onnx.load(str(model_path))
+    return (half_graph(model) if CUDA in providers() else float_graph(model)).SerializeToString()

@@ -54,10 +54,15 @@ def _truncate_catalog(directory: Path) -> None:
     texts.write_bytes(texts.read_bytes()[:100])
 
 
-def _change_manifest_encoder(directory: Path) -> None:
+def _change_manifest_encoder(directory: Path, field: str = "sha256", value: str = "0" * 64) -> None:
     manifest = json.loads((directory / MANIFEST).read_text())
-    manifest["encoder"]["sha256"] = "0" * 64
+    manifest["encoder"][field] = value
     (directory / MANIFEST).write_text(json.dumps(manifest))
+
+
+def _change_manifest_precision(directory: Path) -> None:
+    """Labels said to be embedded in int8, where the serving encoder runs in float."""
+    _change_manifest_encoder(directory, "precision", "int8")
 
 
 def test_a_verified_new_bundle_is_switched_to(serving: TestClient, built: Settings, toy_reader: StoreReader) -> None:
@@ -99,7 +104,11 @@ def test_a_bundle_swap_under_load_drops_no_request(serving: TestClient, built: S
 
 @pytest.mark.parametrize(
     ("damage", "reason"),
-    [(_truncate_catalog, f"files do not match the manifest: {LABEL_TEXTS}"), (_change_manifest_encoder, "does not match the bundle's")],
+    [
+        (_truncate_catalog, f"files do not match the manifest: {LABEL_TEXTS}"),
+        (_change_manifest_encoder, "does not match the bundle's"),
+        (_change_manifest_precision, "encoder fake-hash-32 (float) does not match the bundle's fake-hash-32 (int8)"),
+    ],
 )
 def test_a_broken_bundle_is_refused_and_the_old_one_keeps_serving(
     serving: TestClient, built: Settings, toy_reader: StoreReader, damage: Callable[[Path], None], reason: str
