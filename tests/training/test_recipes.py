@@ -24,12 +24,13 @@ def test_the_recipes_ship() -> None:
     assert sorted(NAMED) == ["biolord-minilm", "biolord-minilm-gpu", "biolord-mpnet"]
 
 
-def test_the_gpu_recipe_trains_uncapped_at_batch_1024_with_two_seeds_distillation_and_interpolation() -> None:
+def test_the_gpu_recipe_trains_uncapped_at_batch_1024_with_two_seeds_and_interpolation() -> None:
     recipe = Recipe.load(NAMED["biolord-minilm-gpu"])
     phase = recipe.contrastive
     assert (phase.batch_size, phase.epochs, phase.seeds, phase.learning_rate) == (1024, 3, [1, 2], 2e-5)
     assert set(recipe.data.max_examples) == {"triplets"}  # everything else uncapped
-    assert recipe.distill.enabled and recipe.distill.max_concepts is None and len(recipe.distill.seeds) == 2
+    # Distillation is off since run 10 (docs/MODEL_CARD.md); the loop keeps it for recipes that turn it on.
+    assert not recipe.distill.enabled and recipe.distill.max_concepts is None and len(recipe.distill.seeds) == 2
     assert recipe.interpolate.enabled
 
 
