@@ -1,5 +1,5 @@
-"""Encoder throughput and int8 drift on real HPO labels: PyTorch vs ONNX fp32 vs ONNX int8, and
-the int8 model in the ``float`` precision (dequantised, batched: the GPU path, here on the CPU).
+"""Encoder export: throughput and int8 drift on real HPO labels, PyTorch vs ONNX fp32 vs ONNX int8
+(the shipped model's precisions, on a CPU or a GPU: ``bench.bench_precision``).
 
     python bench/bench_encoder.py [--labels 2000] [--batch-size 64] [--threads 2]
 
@@ -74,7 +74,6 @@ def main(labels: int = 2000, batch_size: int = 64, threads: int = 2, repeats: in
     with tempfile.TemporaryDirectory() as tmp:
         exports = {q: _timed_export(Path(tmp), quantize=q, parity_texts=texts[:PARITY_LABELS]) for q in (False, True)}
         fp32, int8 = (OnnxEncoder(exports[q][0], threads=threads, batch_size=batch_size) for q in (False, True))
-        dequantised = OnnxEncoder(exports[True][0], threads=threads, batch_size=batch_size, precision="float")
         pytorch = SentenceTransformer(str(default_source_dir()), device="cpu")
 
         def encode_pytorch(batch: Sequence[str]) -> np.ndarray:
@@ -84,13 +83,11 @@ def main(labels: int = 2000, batch_size: int = 64, threads: int = 2, repeats: in
             ("PyTorch (sentence-transformers)", labels_per_second(encode_pytorch, texts, repeats), None, None),
             ("ONNX fp32", labels_per_second(fp32.encode, texts, repeats), *exports[False]),
             ("ONNX int8 (a text at a time)", labels_per_second(int8.encode, texts, repeats), *exports[True]),
-            ("ONNX int8 dequantised (float, batched)", labels_per_second(dequantised.encode, texts, repeats), None, None),
         ]
         fp32_vectors = fp32.encode(texts)
         fp32_vs_torch = check_parity(encode_pytorch(texts), fp32_vectors, label="fp32 vs PyTorch")
         int8_vectors = int8.encode(texts)
         int8_vs_fp32 = check_parity(fp32_vectors, int8_vectors, label="int8 vs fp32")
-        float_vs_int8 = check_parity(int8_vectors, dequantised.encode(texts), label="float vs int8")
 
         print(f"\n{len(texts)} HPO labels, batch {batch_size}, {threads} threads, best of {repeats}\n")
         print("| encoder | labels/s | x PyTorch | export s | model.onnx MB |")
@@ -103,7 +100,6 @@ def main(labels: int = 2000, batch_size: int = 64, threads: int = 2, repeats: in
         print("\n| comparison | mean cosine | min cosine |\n|---|---:|---:|")
         print(f"| ONNX fp32 vs PyTorch | {fp32_vs_torch.mean:.8f} | {fp32_vs_torch.min:.8f} |")
         print(f"| ONNX int8 vs ONNX fp32 | {int8_vs_fp32.mean:.4f} | {int8_vs_fp32.min:.4f} |")
-        print(f"| int8 dequantised vs ONNX int8 | {float_vs_int8.mean:.4f} | {float_vs_int8.min:.4f} |")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ class EncoderSettings(BaseModel):
     # embeds with. Empty means the shipped model, models/termsearch-biolord-minilm.
     model_dir: str = ""
     threads: int = Field(default=0, ge=0, description="ONNX Runtime intra-op threads; 0 = all cores")
-    batch_size: int = Field(default=64, ge=1)
+    batch_size: int = Field(default=0, ge=0, description="texts per batch (float precision); 0 = 1,024 on CUDA, 64 on the CPU")
     max_length: int = Field(default=64, ge=8, le=512)
     # How `indexer build` runs an int8 model (indexer/encoders/onnx.py): "int8" on the CPU a text
     # at a time; "float" dequantised, batched, float16 on CUDA; "auto" = "float" when

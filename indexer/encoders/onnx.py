@@ -4,7 +4,11 @@ An int8 model runs in one of two precisions (recorded in each bundle, so that qu
 encoded as its labels were): ``int8`` runs the file as shipped, on the CPU, a text at a time;
 ``float`` runs its dequantised graph (:mod:`indexer.encoders.dequantize`) in batches, in float16
 on CUDA where onnxruntime-gpu offers it, else in float32 on the CPU. ``auto`` picks ``float``
-when CUDA is there: the GPU path for encoding millions of labels.
+when CUDA is there: the GPU path for encoding millions of labels. The two float forms agree to a
+mean cosine of 0.999999 (measured on an H200), so a bundle built on a GPU is served on a CPU.
+``int8`` stays on the CPU even where CUDA is offered: there onnxruntime splits its graph between
+the devices (85 copies) and rounds differently (min cosine 0.987 against the CPU), 200 times
+slower than the float graph.
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ from indexer.encoders.manifest import MODEL_FILE, TOKENIZER_FILE, read_manifest
 
 Precision = Literal["auto", "int8", "float"]
 CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+# Texts per batch when the batch size is left at 0: on the H200 CUDA ran 20k texts/s at 64,
+# 38k at 1,024; 64 is the CPU's best (bench/RESULTS.md, "Encoder precisions").
+DEFAULT_BATCH = {CUDA: 1024, CPU: 64}
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -34,11 +42,12 @@ log = logging.getLogger(__name__)
 def providers() -> list[str]:
     """CUDA first when this onnxruntime build has it (onnxruntime-gpu), then the CPU."""
     available = ort.get_available_providers()
-    return [p for p in (CUDA, "CPUExecutionProvider") if p in available]
+    return [p for p in (CUDA, CPU) if p in available]
 
 
-def _session(model_path: Path, threads: int, graph: bytes | None = None) -> ort.InferenceSession:
-    """A session over ``model_path``, or over ``graph`` (a serialised model derived from it)."""
+def _session(model_path: Path, threads: int, graph: bytes | None, on: list[str]) -> ort.InferenceSession:
+    """A session over ``model_path``, or over ``graph`` (a serialised model derived from it), on
+    the first of the providers ``on`` that works."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads  # 0 = onnxruntime's default (all cores)
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -46,7 +55,7 @@ def _session(model_path: Path, threads: int, graph: bytes | None = None) -> ort.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     try:
-        session = ort.InferenceSession(graph or str(model_path), options, providers=providers())
+        session = ort.InferenceSession(graph or str(model_path), options, providers=on)
     except Exception as exc:  # onnxruntime raises its own untyped errors for unreadable models
         raise EncoderError(f"cannot load ONNX model {model_path}: {exc}") from exc
     # Without a usable GPU (no device, no driver) onnxruntime falls back to the CPU by itself.
@@ -71,9 +80,17 @@ class OnnxModel:
     """A transformer ONNX file plus its tokenizer, producing mean-pooled unit vectors."""
 
     def __init__(
-        self, model_path: Path, tokenizer_path: Path, *, threads: int = 0, max_length: int = 64, graph: bytes | None = None
+        self,
+        model_path: Path,
+        tokenizer_path: Path,
+        *,
+        threads: int = 0,
+        max_length: int = 64,
+        graph: bytes | None = None,
+        on: list[str] | None = None,
     ) -> None:
-        self._session = _session(model_path, threads, graph)
+        self._session = _session(model_path, threads, graph, on or providers())
+        self.provider: str = self._session.get_providers()[0]  # where it runs: CUDA or the CPU
         self._tokenizer, self._pad_id = _tokenizer(tokenizer_path, max_length)
         self._inputs = [i.name for i in self._session.get_inputs()]
         unknown = set(self._inputs) - set(_INPUTS)
@@ -126,19 +143,18 @@ class OnnxEncoder:
         model_dir: Path | str,
         *,
         threads: int = 0,
-        batch_size: int = 64,
+        batch_size: int = 0,
         max_length: int = 64,
         precision: Precision = "int8",
     ) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if batch_size < 0:
+            raise ValueError(f"batch_size must be >= 0 (0 = by device), got {batch_size}")
         model_dir = Path(model_dir)
         manifest = read_manifest(model_dir)
         self.model_dir = model_dir
         self.id = manifest.model_id
         self.sha256 = manifest.sha256
         self.dimension = manifest.dimension
-        self.batch_size = batch_size
         quantized = manifest.quantization.startswith("int8-dynamic")
         if precision == "auto":
             precision = "float" if CUDA in providers() else "int8"
@@ -154,7 +170,10 @@ class OnnxEncoder:
             threads=threads,
             max_length=self.max_length,
             graph=_float_bytes(model_dir / MODEL_FILE) if quantized and self.precision == "float" else None,
+            on=[CPU] if self.alone else providers(),
         )
+        self.provider = self._model.provider
+        self.batch_size = batch_size or DEFAULT_BATCH.get(self.provider, DEFAULT_BATCH[CPU])
         if self._model.dimension != self.dimension:
             raise EncoderError(
                 f"model directory {model_dir}: ONNX output dimension {self._model.dimension}"

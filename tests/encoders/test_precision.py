@@ -3,8 +3,6 @@ precisions ("int8" as shipped, "float" batched), which a bundle records and is s
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
 import pytest
