@@ -59,6 +59,7 @@ from indexer.vector import build_vector_index
 from indexer.vector.recall import recall_at_k
 
 EMBEDDINGS = "embeddings.npy"  # the label vectors in label order, while the indexes are built
+LINEAGE = "lineage.int32"  # each concept's lineage (CSR rows), while the indexes are built
 from indexer.errors import IndexerError
 
 if TYPE_CHECKING:
@@ -123,21 +124,23 @@ def build_bundle(
             (staging / ENTRY_TERMS).write_text(json.dumps(terms, ensure_ascii=False), encoding="utf-8")
         with timer("embed"):
             vectors = cache.write(texts, staging / EMBEDDINGS, progress, settings.vector.build_block)
-        parents = columns.read_links(staging / CATALOG, "parents")
+        with timer("lineage"):
+            parents = columns.read_links(staging / CATALOG, "parents")
+            lineage = _write_lineage(parents, len(concepts), settings.vector.build_block, staging / LINEAGE)
         with timer("vector_index"):
             # Elasticsearch's kNN filters a subtree by each label's lineage, as the lexical index does.
-            lineage = None
-            if settings.vector.backend == "elasticsearch":
-                lineage = (label.within for label in _lexical_labels(texts, owners, concepts, parents, settings.vector.build_block))
-            index = build_vector_index(vectors, settings.vector, remote, staging, lineage)
+            within = (lineage[concept].tolist() for concept in owners.tolist()) if settings.vector.backend == "elasticsearch" else None
+            index = build_vector_index(vectors, settings.vector, remote, staging, within)
             vector_entry = {"kind": settings.vector.resolved_kind(len(texts)), **index.save(staging)}
             if settings.vector.backend != "elasticsearch":  # embedded: its answers against the exact scan's
                 vector_entry["recall_at_10"] = recall_at_k(index, vectors, block=settings.vector.build_block)
             del vectors
             (staging / EMBEDDINGS).unlink()  # the index holds what it needs of them
         with timer("lexical_index"):
-            rows = _lexical_labels(texts, owners, concepts, parents, settings.vector.build_block)
+            rows = _lexical_labels(texts, owners, concepts, lineage)
             lexical_entry = lexical_builder(settings.lexical, remote).build(staging / "lexical", rows)
+            del lineage
+            (staging / LINEAGE).unlink()
         with timer("chargram_index"):
             build_chargrams(staging / CHARGRAMS, texts)
         with timer("vocabulary"):
@@ -168,15 +171,25 @@ def build_bundle(
     return BuildResult(final, bundle_id, True, len(texts), timer.seconds)
 
 
-def _lexical_labels(texts: list[str], owners: np.ndarray, concepts: list[list], parents: columns.Links, block: int) -> Iterator[Label]:
-    """The lexical index's labels, each with its concept's lineage (:attr:`Label.within`),
-    worked out ``block`` concepts at a time (labels come in concept order)."""
-    for start in range(0, len(concepts), block):
-        stop = min(start + block, len(concepts))
-        lineage = parents.closure(np.arange(start, stop))
-        for i in range(int(np.searchsorted(owners, start)), int(np.searchsorted(owners, stop))):
-            concept = int(owners[i])
-            yield Label(i, texts[i], *concepts[concept][:2], lineage[concept - start].tolist())
+def _write_lineage(parents: columns.Links, count: int, block: int, path: Path) -> columns.Links:
+    """Each concept's lineage (itself and its ancestors, :meth:`~indexer.columns.Links.closure`),
+    worked out ``block`` concepts at a time into ``path`` and read back mapped: the vector and
+    the lexical index both read it, and it can be gigabytes at UMLS size."""
+    offsets, total = [np.zeros(1, dtype=np.int64)], 0
+    with path.open("wb") as out:
+        for start in range(0, count, block):
+            links = parents.closure(np.arange(start, min(start + block, count)))
+            out.write(links.rows.astype(np.int32).tobytes())
+            offsets.append(links.offsets[1:] + total)
+            total += len(links.rows)
+    rows = np.memmap(path, dtype=np.int32, mode="r") if total else np.empty(0, dtype=np.int32)
+    return columns.Links(np.concatenate(offsets), rows)
+
+
+def _lexical_labels(texts: list[str], owners: np.ndarray, concepts: list[list], lineage: columns.Links) -> Iterator[Label]:
+    """The lexical index's labels, each with its concept's lineage (:attr:`Label.within`)."""
+    for i, concept in enumerate(owners.tolist()):
+        yield Label(i, texts[i], *concepts[concept][:2], lineage[concept].tolist())
 
 
 def _readable_manifest(directory: Path) -> dict:

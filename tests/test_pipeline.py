@@ -33,7 +33,7 @@ def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
     assert manifest["vector"]["recall_at_10"] == 1.0  # measured at build against the exact scan (29 labels: exact)
     assert manifest["lexical"]["backend"] == "tantivy"
     assert manifest["counts"] == {"concepts": 13, "labels": 29}
-    stages = {"catalog", "knowledge", "embed", "vector_index", "lexical_index", "chargram_index", "vocabulary"}
+    stages = {"catalog", "knowledge", "embed", "lineage", "vector_index", "lexical_index", "chargram_index", "vocabulary"}
     assert set(manifest["build_seconds"]) == stages
     toy = bundle.systems["toy"]
     # Active concepts' labels first: the one obsolete concept's single label sits at the end.

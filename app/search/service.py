@@ -153,9 +153,10 @@ class _Where:
     ranges: list[tuple[int, int]]  # label-id ranges (Scope.ranges)
     depth: int  # concepts each channel brings
     left_out: np.ndarray | None  # label ids never matched
-    allowed: np.ndarray | None  # a subtree's labels, for the vector search (set: the n-gram channel keeps to the mask)
+    allowed: np.ndarray | None  # a subtree's labels, for the vector search
     narrow: np.ndarray | None  # the same for the lexical search, when few enough and the subtree has no root
     within: int | None  # the subtree's root, for the lexical search (Scope.root)
+    subtree: bool  # the scope has a subtree (Scope.subtree): the n-gram channel keeps to the mask
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,10 @@ class SearchService:
     def _where(self, scope: Scope, k: int) -> _Where:
         mask = scope.mask(self.bundle)
         excluded = scope.exclude_labels
-        allowed = self._subtree_labels(mask) if scope.subtree is not None else None
+        # An index that keeps each label's lineage (Elasticsearch) filters a rooted subtree by
+        # its root alone: its labels are not worked out.
+        by_root = scope.root is not None and self.bundle.vectors.keeps_lineage
+        allowed = self._subtree_labels(mask) if scope.subtree is not None and not by_root else None
         return _Where(
             mask,
             scope.ranges(self.bundle),
@@ -331,6 +335,7 @@ class SearchService:
             allowed,
             allowed if allowed is not None and scope.root is None and len(allowed) <= MAX_LEXICAL_FILTER else None,
             scope.root,
+            scope.subtree is not None,
         )
 
     def _dense(self, text: str, where: _Where) -> tuple[np.ndarray, dict[int, Hit]]:
@@ -391,7 +396,7 @@ class SearchService:
     def _chars(self, query: _Query, where: _Where) -> dict[int, Hit]:
         """The character n-gram channel (a subtree's labels only, when ``where`` has one)."""
         every = self.bundle.chargrams.scores(query.chars)
-        if where.allowed is not None:  # the labels of the admitted concepts: read off the mask, unsorted
+        if where.subtree:  # the labels of the admitted concepts: read off the mask, unsorted
             inside = where.mask[self.bundle.label_concept[every[0]]]
             every = (every[0][inside], every[1][inside])
         return self._channel(lambda n, r: chargram_top(*every, n, r), where)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import httpx
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
@@ -68,9 +69,14 @@ def test_lexical_answers_come_from_the_cluster(client: TestClient, fake_es: Fake
     assert ready["checks"]["vector"] == {"backend": "elasticsearch", "up": True, "fallback": "numpy-flat"}
 
 
-def test_a_subtree_is_one_lineage_term_in_both_searches(client: TestClient, fake_es: FakeElasticsearch) -> None:
-    """kNN and BM25 keep to the subtree inside the cluster, by its root's catalog row, not by ids."""
+def test_a_subtree_is_one_lineage_term_in_both_searches(
+    client: TestClient, fake_es: FakeElasticsearch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kNN and BM25 keep to the subtree inside the cluster, by its root's catalog row, not by ids
+    (which are then never worked out: at UMLS size a subtree can hold millions of labels)."""
     bundle = client.app.state.service.bundle
+    listed: list[object] = []
+    monkeypatch.setattr(bundle, "labels_admitted", lambda mask: listed.append(mask))
     fast = bundle.label_text.index("Fast heart rate")
     fake_es.hits = [{"_id": str(fast), "_score": 0.9}]
     response = client.get("/search", params={"q": "heart racing", "system": "toy", "ancestor": "T:1", "mode": "hybrid"})
@@ -83,6 +89,20 @@ def test_a_subtree_is_one_lineage_term_in_both_searches(client: TestClient, fake
     # The dense channel's search (the ranking core then asks for its candidates' cosines, unfiltered).
     assert {"term": {"within": root}} in knn[0]["filter"]["bool"]["filter"]
     assert {"term": {"within": root}} in bm25[0]["bool"]["filter"]
+    assert listed == []
+
+
+def test_both_indexes_hold_each_labels_lineage(client: TestClient, fake_es: FakeElasticsearch) -> None:
+    """Both indexes hold each label's lineage: its concept and all its ancestors, as catalog rows."""
+    bundle = client.app.state.service.bundle
+    label = bundle.label_text.index("Fast heart rate")
+    row = int(bundle.label_concept[label])
+    expected = sorted({row, *bundle.rows_by_code("T:1"), *bundle.concepts.parents.closure(np.asarray([row]))[0].tolist()})
+    for role in ("vector", "lexical"):
+        index = bundle.manifest[role]["index"]
+        documents = [line for r in fake_es.sent("PUT", "_bulk") if index in r.path for line in r.body[1::2]]
+        assert len(documents) == len(bundle.label_text)
+        assert next(d["within"] for d in documents if d["label_id"] == label) == expected
 
 
 @pytest.mark.parametrize("mode", ["lexical", "dense", "hybrid"])
