@@ -42,6 +42,7 @@ from indexer.lexical.base import LexicalIndex
 from indexer.lexical.chargrams import top as chargram_top
 from indexer.lexical.normalise import fold, label_key, name_key, tokens, words
 from indexer.settings import SearchSettings
+from indexer.vector import search_on_one_core
 
 from app.search import lay
 from app.search.confidence import FEATURES, Calibration
@@ -179,7 +180,9 @@ class SearchService:
         # searches on the lexical one, while the request's thread scores n-grams: ONNX Runtime,
         # FAISS and tantivy let go of the GIL (and a remote index is waited on, not run). A pool's
         # idle threads end once it is collected (a swapped-out bundle's service, no longer used).
-        self._dense_work = ThreadPoolExecutor(max_workers=settings.dense_slots, thread_name_prefix="dense")
+        self._dense_work = ThreadPoolExecutor(
+            max_workers=settings.dense_slots, thread_name_prefix="dense", initializer=search_on_one_core
+        )
         self._lexical_work = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lexical")
         self.vector = lru_cache(maxsize=4096)(self._encode_one)
         self._abbreviation = lru_cache(maxsize=20_000)(self._abbreviation_of)

@@ -55,3 +55,19 @@ def test_ivfpq_finds_the_nearest_labels_of_clustered_vectors() -> None:
     # Every candidate re-scored from float16 finds a little more; too few from it, much less.
     assert recall_at_k(build_vector_index(vectors, settings.model_copy(update={"ivf_refine": 256})), vectors) >= 0.95
     assert recall_at_k(build_vector_index(vectors, settings.model_copy(update={"ivf_refine": 16})), vectors) < 0.7
+
+
+def test_ivfpq_scores_its_4bit_codes_as_faiss_decodes_them(tmp_path) -> None:  # noqa: ANN001
+    """The re-rank's first step scores rows from their 4-bit codes without decoding them: the
+    same inner products as FAISS's decoder gives (odd dimensions too: a code's last nibble unused)."""
+    import faiss
+
+    from indexer.vector.faiss_ivfpq import CODEC, CODES, IvfPqIndex
+
+    for dimension in (16, 15):
+        vectors = _unit(300, dimension)
+        index = IvfPqIndex.build(vectors, VectorSettings(backend="faiss", kind="ivfpq"), tmp_path)
+        codes = np.load(tmp_path / CODES)
+        decoded = faiss.read_index(str(tmp_path / CODEC)).sa_decode(codes)
+        for query in vectors[:5]:
+            np.testing.assert_allclose(index.approximate(codes, query), decoded @ query, atol=1e-5)

@@ -1,12 +1,14 @@
 """The ranking core's searches run on its own threads: several queries at once rank as each alone
-(a text asked twice is searched once), and a service that is no longer used (a swapped-out
-bundle's) lets its threads end."""
+(a text asked twice is searched once), each FAISS search on one core, and a service that is no
+longer used (a swapped-out bundle's) lets its threads end."""
 
 from __future__ import annotations
 
 import gc
 import threading
 import time
+
+import faiss
 
 from app.search.loader import open_search_service
 from app.search.scope import Scope
@@ -49,3 +51,14 @@ def test_an_unused_service_lets_its_threads_end(built: Settings) -> None:  # noq
     while any(t.is_alive() for t in started) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(t.is_alive() for t in started)
+
+
+def test_the_dense_threads_search_faiss_on_one_core(built: Settings) -> None:  # noqa: F811
+    """OpenMP's thread count is a thread's own: the dense threads set theirs to one (requests are
+    searched side by side), and the caller's stays as it was (a build uses every core)."""
+    faiss.omp_set_num_threads(2)
+    service = open_search_service(built, FakeEncoder(32))
+    service.rank("fast heart rate", TOY, 5, Mode.DENSE)
+    dense = [t for t in _core_threads() if t.name.startswith("dense")]
+    assert dense and service._dense_work.submit(faiss.omp_get_max_threads).result() == 1
+    assert faiss.omp_get_max_threads() == 2
