@@ -70,12 +70,3 @@ def test_without_bundle_search_is_503_and_not_ready(settings: Settings) -> None:
         assert ready.status_code == 503
         assert ready.json()["checks"]["bundle"]["up"] is False
 
-
-def test_the_api_searches_faiss_a_thread_a_search(built: Settings) -> None:
-    """Requests are searched side by side: OpenMP threads inside one FAISS search only contend
-    with the others (on 2 cores they cost a third of the throughput at 3M labels)."""
-    import faiss
-
-    faiss.omp_set_num_threads(2)
-    with TestClient(create_app(built, encoder=FakeEncoder(32))):
-        assert faiss.omp_get_max_threads() == 1
