@@ -69,4 +69,3 @@ def test_without_bundle_search_is_503_and_not_ready(settings: Settings) -> None:
         ready = client.get("/ready")
         assert ready.status_code == 503
         assert ready.json()["checks"]["bundle"]["up"] is False
-
