@@ -26,7 +26,9 @@ from indexer.vector.rows import VectorWriter, open_rows
 
 VERSION = 2  # of how vectors are computed (2: each text alone); older caches are not read
 CHUNK = 8192  # texts per checkpoint
-STEP = 256  # texts per encoder call (progress granularity)
+# Texts per encoder call (and the progress bar's step): whole CUDA batches of 1,024, each of texts
+# of like length (the encoder sorts a call's texts by length before batching them).
+STEP = 2048
 LOADED = 16  # chunks held in memory at once (a build reads them in order: each about once)
 
 
