@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluations.runs import evaluate  # noqa: E402
 from app.search.loader import open_search_service  # noqa: E402
-from app.search.service import Mode  # noqa: E402
+from app.search.values import Mode  # noqa: E402
 from bench.common import record  # noqa: E402
 from evaluation.benchmarks import BENCHMARKS  # noqa: E402
 from indexer.settings import Settings  # noqa: E402

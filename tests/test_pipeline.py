@@ -14,7 +14,8 @@ from indexer.pipeline import BuildError, build_bundle
 from indexer.settings import Settings
 from indexer.store import StoreReader
 from app.search.scope import Scope
-from app.search.service import Mode, SearchService
+from app.search.values import Mode
+from app.search.service import SearchService
 
 
 def _build(settings: Settings, toy_reader: StoreReader, **options):

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from app.evaluations.runs import RunStore, evaluate
-from app.search.service import Mode, SearchService
+from app.search.values import Mode
+from app.search.service import SearchService
 from evaluation.benchmarks import BenchmarkSpec
 from indexer.store import StoreReader
 

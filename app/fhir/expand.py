@@ -37,7 +37,7 @@ from app.fhir.versions import canonicals
 from app.fhir.supplements import requested
 from app.fhir.supplements import used as used_supplements
 from app.search.designations import all_designations
-from app.search.service import Ranked
+from app.search.values import Ranked
 from indexer.bundle import CatalogConcept, SystemRange
 
 PROPERTIES = frozenset({"definition", "parent", "inactive", "status", "notSelectable", "kind", "billable"})

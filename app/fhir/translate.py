@@ -35,7 +35,7 @@ from app.errors import InvalidParameter, NotFound
 from app.fhir.params import OperationParams
 from app.fhir.valuesets import ValueSetRef, parse_value_set
 from app.search.scope import Scope
-from app.search.service import Mode, Ranked
+from app.search.values import Mode, Ranked
 from app.search.similar import concept_labels, match_labels
 from indexer.bundle import SystemRange
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from rapidfuzz import fuzz
 
 from app.matching.request import MatchMode, Source, Target
-from app.search.service import Mode, Result, SearchService
+from app.search.values import Mode, Result
+from app.search.service import SearchService
 from app.search.similar import LabelMatch, match_labels
 from indexer.lexical.normalise import fold
 

@@ -17,7 +17,8 @@ import re
 import numpy as np
 
 from app.search.scope import Scope
-from app.search.service import Mode, Ranking, SearchService
+from app.search.values import Mode, Ranking
+from app.search.service import SearchService
 from indexer.lexical.normalise import fold, words
 
 MIN_PREFIX = 2  # shorter fragments are not completed

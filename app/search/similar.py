@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.search.scope import Scope
-from app.search.service import Mode, Ranked, Ranking, SearchService
+from app.search.values import Mode, Ranked, Ranking
+from app.search.service import SearchService
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.search.scope import Scope
-from app.search.service import Mode, Ranked, Ranking
+from app.search.values import Mode, Ranked, Ranking
 from evaluation import benchmarks
 from evaluation.benchmarks import BenchmarkSpec
 

@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.search.scope import Scope
-from app.search.service import Mode
+from app.search.values import Mode
 from app.search.similar import concept_labels
 
 

@@ -109,8 +109,8 @@ def test_an_ambiguous_query_never_claims_certainty(settings: Settings, toy_reade
         assert {r["code"] for r in rows} == {"I10", "I21", "I21.0"}
         assert all(r["confidence"] <= 0.5 for r in rows)
         service = client.app.state.service
-        assert service.meanings("HTN", ["toyicd"]) == {"toyicd": 2}
-        assert service.meanings("MI", ["toyicd"]) == {"toyicd": 1}
+        assert service.rewriter.meanings("HTN", ["toyicd"]) == {"toyicd": 2}
+        assert service.rewriter.meanings("MI", ["toyicd"]) == {"toyicd": 1}
         mi = client.get("/search", params={"q": "MI", "system": "toyicd", "k": 1}).json()["results"][0]
         assert mi["code"] == "I21" and mi["confidence"] > 0.5
 
@@ -124,10 +124,10 @@ def test_a_table_abbreviation_of_another_system_bridges_unless_left_out(settings
     with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
         service = client.app.state.service
         via = "via TOYICD I10 Essential (primary) hypertension: 'HTN'"
-        assert service.bridges("HTN", Scope(("toy",))) == [("Essential (primary) hypertension", via)]
-        assert service.bridges("HTN", Scope(("toyicd",))) == []  # its own system is searched anyway
+        assert service.rewriter.bridges("HTN", Scope(("toy",))) == [("Essential (primary) hypertension", via)]
+        assert service.rewriter.bridges("HTN", Scope(("toyicd",))) == []  # its own system is searched anyway
         label = next(i for i, text in enumerate(service.bundle.label_text) if text == "HTN")
-        assert service.bridges("HTN", Scope(("toy",), exclude_labels=frozenset({label}))) == []
+        assert service.rewriter.bridges("HTN", Scope(("toy",), exclude_labels=frozenset({label}))) == []
 
 
 def test_an_abbreviation_among_other_words_is_read_as_what_it_stands_for(
@@ -143,9 +143,9 @@ def test_an_abbreviation_among_other_words_is_read_as_what_it_stands_for(
     with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
         service = client.app.state.service
         read = "abbreviation read: 'mi' as 'myocardial infarction'"
-        assert service.expansions("acute MI") == [("acute myocardial infarction", read)]
-        assert service.expansions("severe HTN") == []
-        assert service.expansions("MI") == []
+        assert service.rewriter.expansions("acute MI") == [("acute myocardial infarction", read)]
+        assert service.rewriter.expansions("severe HTN") == []
+        assert service.rewriter.expansions("MI") == []
         row = client.get("/search", params={"q": "acute MI", "system": "toyicd", "k": 1}).json()["results"][0]
         assert (row["code"], row["why"]["origin"]) == ("I21", read)
 

@@ -7,7 +7,7 @@ import pytest
 from app.search.autocomplete import Autocomplete, partial_word
 from app.search.loader import open_search_service
 from app.search.scope import Scope
-from app.search.service import Mode
+from app.search.values import Mode
 from indexer.lexical.vocabulary import Vocabulary
 from indexer.encoders import FakeEncoder
 from indexer.settings import Settings

@@ -12,7 +12,7 @@ import faiss
 
 from app.search.loader import open_search_service
 from app.search.scope import Scope
-from app.search.service import Mode
+from app.search.values import Mode
 from indexer.encoders import FakeEncoder
 from indexer.settings import Settings
 from tests.api.conftest import built  # noqa: F401 - the toy bundle fixture
@@ -60,5 +60,5 @@ def test_the_dense_threads_search_faiss_on_one_core(built: Settings) -> None:  #
     service = open_search_service(built, FakeEncoder(32))
     service.rank("fast heart rate", TOY, 5, Mode.DENSE)
     dense = [t for t in _core_threads() if t.name.startswith("dense")]
-    assert dense and service._dense_work.submit(faiss.omp_get_max_threads).result() == 1
+    assert dense and service.channels.dense_work.submit(faiss.omp_get_max_threads).result() == 1
     assert faiss.omp_get_max_threads() == 2

@@ -12,7 +12,7 @@ from app.evaluations.runs import RunStore
 from app.matching.jobs import DONE, QUEUED, RUNNING, JobStore
 from app.matching.request import MatchMode, MatchRequest, SourceConcept
 from app.matching.result import RunInfo, SystemInfo
-from app.search.service import Mode
+from app.search.values import Mode
 from evaluation.gold import RankingItem
 from evaluation.runner import evaluate_ranking
 from indexer.store import StoreReader, load_source, make_engine, migrate

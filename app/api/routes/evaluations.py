@@ -22,7 +22,8 @@ from app.errors import InvalidParameter, NotFound
 from app.evaluations.jobs import BenchmarkJobs
 from app.evaluations.runs import RunStore, evaluate, system_hierarchy, unknown_gold
 from app.ops.limits import check_cancelled
-from app.search.service import Mode, SearchService
+from app.search.values import Mode
+from app.search.service import SearchService
 from evaluation.benchmarks import BENCHMARKS
 from evaluation.gold import RankingItem
 from indexer.settings import Settings

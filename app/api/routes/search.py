@@ -14,7 +14,8 @@ from app.api.http import Route
 from app.checks import FRACTION, K, QUERY, check_query, check_range, parse_systems
 from app.errors import InvalidParameter
 from app.search.scope import Scope
-from app.search.service import Mode, Result, SearchService
+from app.search.values import Mode, Result
+from app.search.service import SearchService
 
 router = APIRouter(tags=["search"], route_class=Route)
 

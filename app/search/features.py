@@ -1,0 +1,107 @@
+"""Features: every candidate concept described by the same numbers over all its labels
+(:data:`~app.search.confidence.FEATURES`), each the best over the texts the query was searched as."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from app.search.channels import Asked
+from app.search.confidence import FEATURES, Calibration
+from app.search.rewrite import WORD_SPLIT
+from indexer.bundle import Bundle
+from indexer.lexical.normalise import fold, words
+from indexer.lexical.vocabulary import Vocabulary
+
+COS, CHAR, WORDS, LABEL_WORDS, CODE, REWRITTEN, COS_TOP, CHAR_TOP = range(len(FEATURES))
+
+
+class FeatureScorer:
+    def __init__(self, bundle: Bundle, calibration: Calibration) -> None:
+        self.bundle = bundle
+        self.calibration = calibration
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return self.bundle.vocabulary
+
+    def features(
+        self, asked: list[Asked], rows: np.ndarray, code_rows: set[int], left_out: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+        """Per candidate concept: the features (max over its labels and over the asked texts),
+        the label to show (the one the calibrated model scores best) and the bridge it came by."""
+        bundle = self.bundle
+        label_ids, owner = bundle.labels_of(rows)  # every label of every candidate, and whose it is
+        if left_out is not None:
+            keep = ~np.isin(label_ids, left_out)
+            label_ids, owner = label_ids[keep], owner[keep]
+        owner_starts = np.searchsorted(owner, np.arange(len(rows)))
+        per_label = np.zeros((len(label_ids), len(FEATURES)), dtype=np.float32)
+        source = np.zeros(len(label_ids), dtype=np.int64)  # which asked text each label's features come from
+        weights = np.asarray(self.calibration.weights, dtype=np.float32)
+        cosines = self._cosines(asked, label_ids)  # (labels, asked texts), each computed once
+        chars = bundle.chargrams.similarity([query.chars for query in asked], label_ids)
+        label_tokens = self.vocabulary.label_tokens[label_ids]
+        abbreviations = bundle.label_abbreviation[label_ids]
+        # Abbreviations of stop words only ("AS") have no tokens to compare: their text is compared.
+        stop_only = np.flatnonzero(abbreviations & (np.diff(label_tokens.indptr) == 0))
+        for number, query in enumerate(asked):
+            part = np.zeros_like(per_label)
+            part[:, COS] = cosines[:, number]
+            part[:, CHAR] = chars[:, number]
+            part[:, WORDS], part[:, LABEL_WORDS] = self._word_overlap(query.tokens, label_tokens)
+            # An abbreviation matches whole or not at all: "DKA" is not like "dkakyk" ("TTH", "ttwzq").
+            whole = part[:, LABEL_WORDS] >= 1.0
+            if stop_only.size:
+                typed = set(WORD_SPLIT.split(fold(query.text)))
+                whole[stop_only] = [fold(bundle.label_text[label]).strip() in typed for label in label_ids[stop_only].tolist()]
+            part[abbreviations & ~whole, COS : CHAR + 1] = 0.0
+            part[:, REWRITTEN] = float(query.corrected)
+            better = part @ weights > per_label @ weights
+            per_label[better] = part[better]
+            source[better] = number
+        concept_features = np.maximum.reduceat(per_label, owner_starts, axis=0)
+        concept_features[:, CODE] = [1.0 if r in code_rows else 0.0 for r in rows.tolist()]
+        label_score = per_label @ weights
+        by_score = np.lexsort((-label_score, owner))  # per candidate, its best-scored label first
+        best = by_score[np.searchsorted(owner[by_score], np.arange(len(rows)))]
+        concept_features[:, REWRITTEN] = per_label[best, REWRITTEN]
+        for column, top in ((COS, COS_TOP), (CHAR, CHAR_TOP)):
+            values = concept_features[:, column]
+            concept_features[:, top] = np.where(values >= values.max() - 1e-6, values, 0.0)
+        if all(word in self.vocabulary for word in words(asked[0].text)):
+            concept_features[:, CHAR_TOP] = 0.0  # every word is known: no misspelling to favour
+        return concept_features, label_ids[best], [asked[number].via for number in source[best].tolist()]
+
+    def _cosines(self, asked: list[Asked], label_ids: np.ndarray) -> np.ndarray:
+        """(labels, asked texts) cosines; 0 for a text without a vector (lexical mode)."""
+        out = np.zeros((len(label_ids), len(asked)), np.float32)
+        encoded = [number for number, query in enumerate(asked) if query.vector is not None]
+        if not encoded:
+            return out
+        matrix = getattr(self.bundle.vectors, "matrix", None)
+        if matrix is None:  # a remote index: cosine of the labels its nearest-label search returned
+            for number in encoded:
+                scores, ids = self.bundle.vectors.search(asked[number].vector, max(len(label_ids), 1) * 4)
+                found = dict(zip(ids.tolist(), scores.tolist(), strict=True))
+                out[:, number] = [found.get(i, 0.0) for i in label_ids.tolist()]
+            return out
+        vectors = np.stack([asked[number].vector for number in encoded], axis=1)
+        out[:, encoded] = np.clip(np.asarray(matrix[label_ids] @ vectors, dtype=np.float32), 0.0, 1.0)
+        return out
+
+    def _word_overlap(self, query_tokens: list[str], label_tokens: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+        """idf-weighted share of the query's tokens in each label, and share of each label's
+        tokens in the query; ``label_tokens``: the labels' rows of the vocabulary's token matrix."""
+        asked = set(query_tokens)
+        if not asked:
+            zeros = np.zeros(label_tokens.shape[0], np.float32)
+            return zeros, zeros
+        vocabulary = self.vocabulary
+        columns = vocabulary.token_columns
+        idf = {token: vocabulary.idf(token) for token in asked}
+        known = [token for token in asked if token in columns]
+        shared = label_tokens[:, [columns[t] for t in known]]
+        covered = shared @ np.asarray([idf[t] for t in known], dtype=np.float32) / sum(idf.values())
+        sizes = np.maximum(np.diff(label_tokens.indptr), 1)
+        return np.asarray(covered, np.float32).ravel(), (np.asarray(shared.sum(axis=1)).ravel() / sizes).astype(np.float32)

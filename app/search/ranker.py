@@ -1,0 +1,59 @@
+"""The ranker: candidates' features to calibrated confidence, and the order a mode gives them.
+
+``hybrid`` orders concepts by the confidence (:mod:`app.search.confidence`), ``dense`` by cosine
+and ``lexical`` by BM25 alone. A code match always ranks first; on a tie a billable code first
+(the one to record). No row of an ambiguous query (a name of several meanings) is certain: its
+confidence is split between them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.search.confidence import Calibration
+from app.search.features import CODE, COS
+from app.search.values import Hit, Mode, Ranked
+from indexer.bundle import Bundle
+
+
+def order(
+    bundle: Bundle,
+    calibration: Calibration,
+    candidates: np.ndarray,
+    features: np.ndarray,
+    labels: np.ndarray,
+    via: list[str | None],
+    bm25: dict[int, Hit],
+    meanings: dict[str, int],
+    mode: Mode,
+    k: int,
+    min_confidence: float,
+) -> tuple[list[Ranked], int]:
+    """The best ``k`` of ``candidates`` (catalog rows) at or above ``min_confidence``, and how
+    many candidates are."""
+    confidence = calibration.confidence(features)
+    if any(count > 1 for count in meanings.values()):
+        confidence /= np.asarray([max(meanings[key], 1) for key in bundle.system_of(candidates)], dtype=np.float32)
+    if mode is Mode.DENSE:
+        score = features[:, COS]
+    elif mode is Mode.LEXICAL:
+        score = np.array([bm25[r].score if r in bm25 else 0.0 for r in candidates.tolist()], dtype=np.float32)
+    else:
+        score = confidence
+    keep = confidence >= min_confidence
+    if mode is Mode.LEXICAL:
+        keep &= (score > 0) | (features[:, CODE] > 0)
+    ranked = np.lexsort((candidates, ~bundle.billable[candidates], -score, -features[:, CODE]))
+    chosen = [i for i in ranked if keep[i]][:k]
+    return [
+        Ranked(
+            int(candidates[i]),
+            int(labels[i]),
+            float(score[i]),
+            float(confidence[i]),
+            tuple(float(f) for f in features[i]),
+            bm25[int(candidates[i])].score if int(candidates[i]) in bm25 else None,
+            via[i],
+        )
+        for i in chosen
+    ], int(keep.sum())

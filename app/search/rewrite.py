@@ -1,0 +1,148 @@
+"""Query analysis: the texts a query is also searched as, each with why.
+
+- a **spelling correction** of words the labels do not hold ("pnemonia" → "pneumonia");
+- **bridges**: when the query is exactly a name of a concept of another loaded terminology than
+  those searched ("heart attack", a layperson synonym of HPO's *Myocardial infarction*, searched
+  in ICD-10-CM), that concept's preferred name, and the heading of a MeSH descriptor the query is
+  an entry term of;
+- **abbreviations** among other words written out ("old MI": "old myocardial infarction");
+- a lay "cannot X" as the terminologies word it (:mod:`app.search.lay`).
+
+:meth:`QueryRewriter.meanings` counts how many meanings a query names exactly, so that no row of
+an ambiguous query is certain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+
+import numpy as np
+
+from app.search import lay
+from app.search.scope import Scope
+from indexer.bundle import Bundle
+from indexer.knowledge.term_tables import expansion
+from indexer.lexical.normalise import fold, label_key, name_key, words
+from indexer.lexical.vocabulary import Vocabulary
+
+MAX_BRIDGES = 3  # concepts of other terminologies a query may bridge through
+WORD_SPLIT = re.compile(r"(\W+)")
+
+
+class QueryRewriter:
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+        self._abbreviation = lru_cache(maxsize=20_000)(self._abbreviation_of)
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return self.bundle.vocabulary
+
+    def rewrites(self, query: str, scope: Scope) -> list[tuple[str, str]]:
+        """(text, why) of the bridges, abbreviation readings and lay wordings of ``query``, none
+        saying what the query says or what an earlier one said."""
+        said = {label_key(query)}
+        out = []
+        for text, via in (
+            *self.bridges(query, scope),
+            *self.expansions(query),
+            *((text, f"lay wording read as '{text}'") for text in lay.rewrites(query)),
+        ):
+            if (key := label_key(text)) not in said:
+                said.add(key)
+                out.append((text, via))
+        return out
+
+    def bridges(self, query: str, scope: Scope) -> list[tuple[str, str]]:
+        """(preferred name, why) of the concepts of terminologies outside ``scope`` that
+        ``query`` names exactly, by one of its exact names (its own, or one a knowledge source
+        gave it: "ED" names HPO's Erectile dysfunction by the abbreviation table); and the
+        heading of a MeSH descriptor ``query`` is an entry term of ("cold sore")."""
+        bundle = self.bundle
+        searched = set(scope.systems or bundle.systems)
+        found: dict[int, str] = {}
+        key = name_key(query)
+        labels = [label for label in bundle.labels_named(key) if label not in scope.exclude_labels]  # never matched
+        rows = bundle.label_concept[labels]
+        elsewhere = ~np.isin(bundle.system_of(rows), list(searched)) & bundle.concepts.active[rows]
+        for label, row in zip(np.asarray(labels)[elsewhere].tolist(), rows[elsewhere].tolist(), strict=True):
+            if row not in found and len(found) < MAX_BRIDGES:
+                concept = bundle.concepts[row]
+                found[row] = f"via {concept.system.upper()} {concept.code} {concept.display}: '{bundle.label_text[label]}'"
+        out = [(bundle.concepts[row].display, via) for row, via in found.items()]
+        term = bundle.entry_terms.get(key)
+        if term is not None and len(out) < MAX_BRIDGES:
+            out.append((term.heading, f"via {term.source} {term.id} {term.heading}: '{term.term}'"))
+        return out
+
+    def expansions(self, query: str) -> list[tuple[str, str]]:
+        """``query`` with each abbreviation among its other words written out ("old MI" → "old
+        myocardial infarction"), and why; none when no word is an abbreviation of one meaning
+        (in every loaded system) that no other label uses as a word ("PE" and "all" stay)."""
+        if len(words(query)) < 2:
+            return []
+        out, said = query, []
+        for word in dict.fromkeys(words(query)):
+            written = self._abbreviation(word)
+            if written is not None:
+                out = replace_word(out, word, written)
+                said.append(f"'{word}' as '{written}'")
+        return [(out, f"abbreviation read: {', '.join(said)}")] if said else []
+
+    def _abbreviation_of(self, word: str) -> str | None:
+        """What the abbreviation ``word`` (folded) stands for, if it is one, of one meaning."""
+        bundle = self.bundle
+        holding = self.vocabulary.labels_with(word).tolist()
+        if any(bundle.label_kind[label] != "abbreviation" for label in holding):
+            return None
+        exact = [label for label in holding if fold(bundle.label_text[label]).strip() == word]
+        if not exact or any(count > 1 for count in self.meanings(word, bundle.systems).values()):
+            return None
+        for label in exact:  # a table's expansion, else the concept's name
+            if (origin := bundle.label_origin[label]) and (written := expansion(origin)):
+                return written
+        return bundle.concepts[int(bundle.label_concept[exact[0]])].display
+
+    def correct(self, query: str) -> str | None:
+        """``query`` with each unknown word replaced by the closest known one, if any was."""
+        vocabulary = self.vocabulary
+        changed = False
+        out = query
+        for word in dict.fromkeys(words(query)):
+            better = vocabulary.correction(word)
+            if better is not None:
+                out = replace_word(out, word, better)
+                changed = True
+        return out if changed else None
+
+    def meanings(self, query: str, systems: Iterable[str]) -> dict[str, int]:
+        """Per system, how many distinct meanings ``query`` is exactly a name of (an ambiguous
+        abbreviation such as "PE": pulmonary embolism and pleural effusion). Concepts one above
+        the other by is-a are one meaning, and so are those one source named together (one row
+        of the abbreviation table, one lent name)."""
+        bundle = self.bundle
+        labels = bundle.labels_named(name_key(query))
+        origins = {int(bundle.label_concept[label]): bundle.label_origin[label] for label in labels}
+        rows = np.fromiter(origins, dtype=np.int64, count=len(origins))
+        system = bundle.system_of(rows)
+        group = list(range(len(rows)))  # union-find over positions in rows
+
+        def root(i: int) -> int:
+            while group[i] != i:
+                i = group[i]
+            return i
+
+        by_origin: dict[tuple[str, str], int] = {}
+        named_together = [(i, by_origin.setdefault((system[i], origin), i)) for i, origin in enumerate(origins.values()) if origin]
+        for lower, upper in [*zip(*(part.tolist() for part in bundle.above_pairs(rows)), strict=True), *named_together]:
+            group[root(lower)] = root(upper)
+        counted = Counter(system[i] for i in {root(i) for i in range(len(rows))})
+        return {key: counted[key] for key in systems}
+
+
+def replace_word(text: str, word: str, replacement: str) -> str:
+    """``text`` with each whole word whose folded form is ``word`` replaced."""
+    return "".join(replacement if fold(part) == word else part for part in WORD_SPLIT.split(text))
