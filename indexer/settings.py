@@ -182,6 +182,13 @@ class MatchSettings(BaseModel):
 
     max_sync_sources: int = Field(default=1000, ge=1, description="larger batches must run as a job")
     max_job_sources: int = Field(default=200_000, ge=1)
+    # A ValueSet compose is costed before any work starts, at each level of nesting; past a
+    # limit it is refused as too costly (422 too-costly naming the limit).
+    max_compose_parts: int = Field(default=200, ge=1, description="includes and excludes of one compose")
+    max_compose_imports: int = Field(default=32, ge=1, description="valueSet imports of one compose, all parts")
+    max_compose_filters: int = Field(default=200, ge=1, description="filters of one compose, all parts")
+    max_compose_concepts: int = Field(default=20_000, ge=1, description="listed concepts of one compose, all parts")
+    max_regex_length: int = Field(default=256, ge=1, description="longest regex filter pattern")
     max_labels_per_source: int = Field(default=50, ge=1)
     max_k: int = Field(default=20, ge=1)
     # Sources matched per job step; progress (and the step's results) is saved after each.

@@ -16,22 +16,27 @@ taken away; ``inactive: false`` leaves inactive codes out. Filters:
   FHIR's ``notSelectable`` (true for ICD-10-CM chapters and blocks).
 
 A value set may draw on several loaded code systems. Anything it cannot honour is refused naming
-the element (``compose.include[0].filter[1].op``).
+the element (``compose.include[0].filter[1].op``). Its cost is checked before any work starts
+(:func:`check_cost`: parts, imports, filters and listed concepts against the ``fhir`` settings),
+regular expressions run on RE2 (linear time: no pattern can pin a core), and the work stops at
+its next part once the request has timed out.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import re2
 
-from app.errors import InvalidValueSet, UnknownCode
+from app.errors import InvalidValueSet, TooCostly, UnknownCode
 from app.fhir.context import FhirContext
 from app.fhir.versions import SystemVersions
+from app.ops.limits import check_cancelled
 from indexer.bundle import SystemRange
+from indexer.settings import FhirSettings
 
 Resolve = Callable[[str, str], tuple[tuple[SystemRange, ...], frozenset[int]]]
 """(canonical URL of an imported value set, where it is named) -> its systems and rows."""
@@ -59,6 +64,7 @@ def compose_rows(
     includes = compose.get("include")
     if not isinstance(includes, list) or not includes:
         raise InvalidValueSet(f"{at}.include: at least one include is required", f"{at}.include")
+    check_cost(compose, context.settings.fhir, at)
     systems: dict[str, SystemRange] = {}
     stated: dict[str, str] = {}
     rows: set[int] = set()
@@ -88,6 +94,7 @@ def _part(
     not loaded), and the version it states."""
     if not isinstance(part, dict):
         raise InvalidValueSet(f"{at}: expected an object", at)
+    check_cancelled()
     imports = part.get("valueSet") or []
     if not isinstance(imports, list) or not all(isinstance(url, str) for url in imports):
         raise InvalidValueSet(f"{at}.valueSet: expected a list of canonical URLs", f"{at}.valueSet")
@@ -147,6 +154,7 @@ def _filtered(context: FhirContext, system: SystemRange, filters: Any, at: str) 
         where = f"{at}[{number}]"
         if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("property", "op", "value")):
             raise InvalidValueSet(f"{where}: expected property, op and value strings", where)
+        check_cancelled()
         rows &= _filter(context, system, every, item["property"], item["op"], item["value"], where)
     return rows
 
@@ -171,7 +179,7 @@ def _filter(
             listed = frozenset(_row(context, system, code, f"{at}.value") for code in codes)
             return frozenset(every) - listed if op == "not-in" else listed
         if op == "regex":
-            pattern = _regex(value, at)
+            pattern = _regex(value, at, context.settings.fhir.max_regex_length)
             return frozenset(row for row in every if pattern.fullmatch(bundle.concepts.codes[row]))
         supported = "is-a, descendent-of, is-not-a, child-of, =, in, not-in, regex"
         raise InvalidValueSet(f"{at}.op: {op!r} on {prop} is not supported ({supported})", f"{at}.op")
@@ -182,7 +190,7 @@ def _filter(
         wanted = {True, False} - named if op == "not-in" else named
         return frozenset(rows[np.isin(bundle.grouping[rows], list(wanted))].tolist())
     if prop == "kind" and op == "regex":
-        pattern = _regex(value, at)
+        pattern = _regex(value, at, context.settings.fhir.max_regex_length)
         kinds = {str(kind) for kind in set(bundle.kinds[rows].tolist()) if kind is not None and pattern.fullmatch(str(kind))}
         return frozenset(rows[np.isin(bundle.kinds[rows], list(kinds))].tolist())
     if op != "=":
@@ -200,11 +208,35 @@ def _filter(
     )
 
 
-def _regex(value: str, at: str) -> re.Pattern[str]:
+def check_cost(compose: dict[str, Any], limits: FhirSettings, at: str) -> None:
+    """Refuse a compose whose parts, imports, filters or listed concepts exceed the limits, before
+    any of it is worked out (a nested value set is costed when it is resolved, by the same check)."""
+    parts = [part for key in ("include", "exclude") for part in (compose.get(key) or []) if isinstance(part, dict)]
+    counts = {
+        "parts": len(compose.get("include") or []) + len(compose.get("exclude") or []),
+        "imports": sum(len(p["valueSet"]) for p in parts if isinstance(p.get("valueSet"), list)),
+        "filters": sum(len(p["filter"]) for p in parts if isinstance(p.get("filter"), list)),
+        "concepts": sum(len(p["concept"]) for p in parts if isinstance(p.get("concept"), list)),
+    }
+    for name, count in counts.items():
+        limit = getattr(limits, f"max_compose_{name}")
+        if count > limit:
+            raise TooCostly(f"{at}: {count} {name}, more than the {limit} a compose may have (fhir.max_compose_{name})")
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+_RE2_OPTIONS.max_mem = 8 << 20  # a pattern whose automaton needs more is refused
+
+
+def _regex(value: str, at: str, max_length: int) -> re2._Regexp:
+    if len(value) > max_length:
+        raise TooCostly(f"{at}.value: a regex of {len(value)} characters, more than {max_length} (fhir.max_regex_length)")
     try:
-        return re.compile(value)
-    except re.error as exc:
-        raise InvalidValueSet(f"{at}.value: not a regular expression ({exc})", f"{at}.value") from None
+        return re2.compile(value, _RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise InvalidValueSet(f"{at}.value: not a regular expression RE2 accepts ({reason})", f"{at}.value") from None
 
 
 def _flag(value: str, prop: str, at: str) -> bool:

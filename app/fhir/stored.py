@@ -9,9 +9,11 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, delete, select, update
+from sqlalchemy.exc import IntegrityError
 
 from app.errors import InvalidParameter, NotFound
+from app.ops.limits import check_cancelled
 from indexer.store.models import ValueSetRow
 
 FHIR_ID = re.compile(r"^[A-Za-z0-9\-.]{1,64}$")
@@ -36,10 +38,16 @@ class ValueSetStore:
             "resource": resource,
             "updated_at": datetime.now(UTC),
         }
+        table = ValueSetRow.__table__
         with self.engine.begin() as conn:
-            created = conn.execute(delete(ValueSetRow).where(ValueSetRow.id == row["id"])).rowcount == 0
-            conn.execute(ValueSetRow.__table__.insert().values(**row))
-        return created
+            check_cancelled()  # a request already answered 503 stores nothing
+            try:  # an upsert: concurrent writers of one id each insert or update, never fail
+                with conn.begin_nested():
+                    conn.execute(table.insert().values(**row))
+                return True
+            except IntegrityError:
+                conn.execute(update(table).where(table.c.id == row["id"]).values(**row))
+                return False
 
     def get(self, value_set_id: str) -> dict[str, Any]:
         with self.engine.connect() as conn:

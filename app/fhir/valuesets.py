@@ -249,7 +249,11 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
         if isinstance(r, dict) and r.get("resourceType") == "ValueSet"
     }
 
+    resolved: dict[str, tuple[tuple[SystemRange, ...], frozenset[int]]] = {}  # each URL worked out once
+
     def imported(canonical: str, where: str) -> tuple[tuple[SystemRange, ...], frozenset[int]]:
+        if canonical in resolved:
+            return resolved[canonical]
         try:
             if canonical in contained:  # a local reference to a value set the resource contains
                 value_set = _explicit(context, contained[canonical], given, where, (*chain, url or at))
@@ -259,7 +263,8 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
             raise UnresolvedImport(f"{where}: {error.detail}") from None
         used.extend([*([] if canonical in contained else [value_set.canonical]), *value_set.used_value_sets])
         statuses.extend(value_set.statuses)
-        return value_set.systems, frozenset(value_set.rows(context, active_only=False))
+        resolved[canonical] = value_set.systems, frozenset(value_set.rows(context, active_only=False))
+        return resolved[canonical]
 
     if "compose" not in resource:
         raise InvalidParameter(f"{at}: a value set without compose is not supported", at)

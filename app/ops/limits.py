@@ -7,6 +7,7 @@ import asyncio
 import logging
 import math
 import threading
+from contextvars import ContextVar
 
 from fastapi import Request
 
@@ -76,9 +77,15 @@ async def cancellation(request: Request) -> threading.Event:
     return request.scope.setdefault("state", {}).setdefault(CANCELLED, threading.Event())
 
 
-def check_cancelled(cancelled: threading.Event) -> None:
-    if cancelled.is_set():
+def check_cancelled(cancelled: threading.Event | None = None) -> None:
+    """Stop here if the request timed out: ``cancelled``, else the current request's event
+    (work deep in a call, such as a value set's compose, checks the one its request set)."""
+    event = cancelled if cancelled is not None else _CURRENT.get()
+    if event is not None and event.is_set():
         raise RequestCancelled
+
+
+_CURRENT: ContextVar[threading.Event | None] = ContextVar("cancelled", default=None)
 
 
 class TimeoutMiddleware:
@@ -97,6 +104,7 @@ class TimeoutMiddleware:
             return
         responded = timed_out = False
         cancelled = scope.setdefault("state", {}).setdefault(CANCELLED, threading.Event())
+        _CURRENT.set(cancelled)  # copied into the request's task and its worker threads
 
         async def guarded_send(message: Message) -> None:
             nonlocal responded
