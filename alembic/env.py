@@ -1,7 +1,6 @@
 """Alembic environment: the URL comes from the config set by indexer.store.db or alembic.ini."""
 
 from alembic import context
-
 from indexer.settings import get_settings
 from indexer.store.db import make_engine
 from indexer.store.models import Base

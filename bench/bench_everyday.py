@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
-from app.search.values import Mode  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
+from app.search.values import Mode  # noqa: E402
 from bench.common import record  # noqa: E402
 from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS  # noqa: E402
 from indexer.lexical.normalise import fold  # noqa: E402

@@ -13,8 +13,8 @@ import httpx
 
 from app.search.loader import open_search_service
 from app.search.scope import Scope
-from app.search.values import Mode
 from app.search.service import SearchService
+from app.search.values import Mode
 from bench.common import percentiles, record, rss_mib, uvicorn_server
 from indexer.settings import get_settings
 

@@ -39,16 +39,16 @@ from typing import Any
 import numpy as np
 
 from indexer import columns
+from indexer.errors import IndexerError
 from indexer.lexical import LexicalIndex, open_lexical
-from indexer.records import Designation, DesignationUse
 from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
 from indexer.lexical.chargrams import CharGramIndex
 from indexer.lexical.normalise import name_key
 from indexer.lexical.vocabulary import DIRECTORY as VOCABULARY
 from indexer.lexical.vocabulary import Vocabulary
+from indexer.records import Designation, DesignationUse
 from indexer.settings import Settings
 from indexer.vector import VectorIndex, open_vector_index
-from indexer.errors import IndexerError
 
 MANIFEST = "manifest.json"
 CATALOG = "catalog"  # the catalog's columns (indexer.columns)

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
 from rich.progress import Progress
 
 from indexer import columns

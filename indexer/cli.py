@@ -14,8 +14,8 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from indexer.bundle import BundleError, current_bundle, read_manifest, verify
-from indexer.errors import IndexerError
 from indexer.encoders import EncoderError, default_model_dir, load_encoder
+from indexer.errors import IndexerError
 from indexer.knowledge import supplements
 from indexer.knowledge.supplements import SupplementError, add_supplement, remove_supplement
 from indexer.pipeline import BuildError, build_bundle
@@ -23,7 +23,6 @@ from indexer.records import SourceError
 from indexer.settings import Settings, get_settings
 from indexer.sources import SOURCES, open_source
 from indexer.store import StoreReader, load_source, make_engine, migrate
-
 
 
 class _Commands(TyperGroup):

@@ -8,7 +8,6 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, Field, PositiveInt, ValidationError, field_validator
 
-
 # The builders of ``training.data.builders`` a phase can draw on.
 DatasetName = Literal["definitions", "descriptions", "entries", "hierarchy", "synonyms", "triplets", "lay"]
 

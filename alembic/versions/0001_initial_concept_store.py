@@ -5,9 +5,9 @@ Revises:
 Create Date: 2026-11-21 15:49:39.976781
 """
 
-from alembic import op
 import sqlalchemy as sa
 
+from alembic import op
 
 revision = '0001'
 down_revision = None

@@ -5,9 +5,9 @@ Revises: 0001
 Create Date: 2026-11-21 17:40:00.000000
 """
 
-from alembic import op
 import sqlalchemy as sa
 
+from alembic import op
 
 revision = '0002'
 down_revision = '0001'

@@ -5,9 +5,9 @@ Revises: 0002
 Create Date: 2026-11-24 16:00:00.000000
 """
 
-from alembic import op
 import sqlalchemy as sa
 
+from alembic import op
 
 revision = '0003'
 down_revision = '0002'

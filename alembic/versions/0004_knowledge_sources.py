@@ -5,9 +5,9 @@ Revises: 0003
 Create Date: 2026-11-25 10:00:00.000000
 """
 
-from alembic import op
 import sqlalchemy as sa
 
+from alembic import op
 
 revision = '0004'
 down_revision = '0003'

@@ -5,9 +5,9 @@ Revises: 0004
 Create Date: 2026-11-24 19:45:00.000000
 """
 
-from alembic import op
 import sqlalchemy as sa
 
+from alembic import op
 
 revision = '0005'
 down_revision = '0004'

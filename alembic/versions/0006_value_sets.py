@@ -5,9 +5,9 @@ Revises: 0005
 Create Date: 2026-11-24 20:10:00.000000
 """
 
-from alembic import op
 import sqlalchemy as sa
 
+from alembic import op
 
 revision = '0006'
 down_revision = '0005'

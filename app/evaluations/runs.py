@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy import Engine, insert, select
 
 from app.search.scope import Scope
-from app.search.values import Mode
 from app.search.service import SearchService
+from app.search.values import Mode
 from evaluation.gold import RankingItem
 from evaluation.hierarchy import Hierarchy
 from evaluation.runner import RankingReport, evaluate_ranking

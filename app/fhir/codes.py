@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.fhir.context import FhirContext
-from app.search.designations import all_designations
-from app.fhir.designations import designation, display_in
 from app.errors import InvalidParameter, NotFound, UnknownCode
+from app.fhir.context import FhirContext
+from app.fhir.designations import designation, display_in
 from app.fhir.params import OperationParams
 from app.fhir.supplements import PREFIX as SUPPLEMENT_PREFIX
 from app.fhir.supplements import requested, used
+from app.search.designations import all_designations
 
 PROPERTY_TYPES = {bool: "valueBoolean", int: "valueInteger", str: "valueString"}
 _PART_TYPES = {"language": "valueCode", "use": "valueCoding", "value": "valueString"}

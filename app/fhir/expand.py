@@ -27,15 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from app.fhir.context import FhirContext
-from app.fhir.designations import designations, display_in
 from app.checks import check_length, check_range
 from app.errors import NotFound, TooCostly
+from app.fhir.context import FhirContext
+from app.fhir.designations import designations, display_in
 from app.fhir.params import OperationParams
-from app.fhir.valuesets import ValueSetRef, operation_value_set
-from app.fhir.versions import canonicals
 from app.fhir.supplements import requested
 from app.fhir.supplements import used as used_supplements
+from app.fhir.valuesets import ValueSetRef, operation_value_set
+from app.fhir.versions import canonicals
 from app.search.designations import all_designations
 from app.search.values import Ranked
 from indexer.bundle import CatalogConcept, SystemRange

@@ -28,15 +28,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.errors import InvalidParameter, NotFound
 from app.fhir.concept_maps import translate_by_maps
 from app.fhir.context import FhirContext
 from app.fhir.expand import SCORE
-from app.errors import InvalidParameter, NotFound
 from app.fhir.params import OperationParams
 from app.fhir.valuesets import ValueSetRef, parse_value_set
 from app.search.scope import Scope
-from app.search.values import Mode, Ranked
 from app.search.similar import concept_labels, match_labels
+from app.search.values import Mode, Ranked
 from indexer.bundle import SystemRange
 
 XREF_SYSTEMS = {

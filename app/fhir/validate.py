@@ -25,8 +25,8 @@ from app.fhir.outcome import TX_ISSUE_TYPE, issue
 from app.fhir.params import Coding, OperationParams
 from app.fhir.supplements import PREFIX as SUPPLEMENT_PREFIX
 from app.fhir.supplements import requested
-from app.search.designations import all_designations
 from app.fhir.valuesets import ValueSetRef, operation_value_set
+from app.search.designations import all_designations
 from indexer.bundle import CatalogConcept, SystemRange
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from app.matching.matcher import Candidate, SourceMatches
 from app.matching.request import MatchMode, MatchRequest, Resolved
-from app.search.values import Why
 from app.search.service import SearchService
+from app.search.values import Why
 
 TOOL = "termsearch"
 

@@ -10,7 +10,6 @@ import threading
 from contextvars import ContextVar
 
 from fastapi import Request
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.errors import render

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.search.scope import Scope
-from app.search.values import Mode, Ranked, Ranking
 from app.search.service import SearchService
+from app.search.values import Mode, Ranked, Ranking
 
 
 @dataclass(frozen=True)

@@ -8,18 +8,18 @@ process never walks every label."""
 from __future__ import annotations
 
 import heapq
+import json
 import math
 from bisect import bisect_left
 from collections import defaultdict
-import json
 from collections.abc import Iterable
-from pathlib import Path
 from functools import cached_property, lru_cache
+from pathlib import Path
 
 import jellyfish
 import numpy as np
-from scipy import sparse
 from rapidfuzz import fuzz, process
+from scipy import sparse
 
 from indexer.lexical.normalise import stem, words
 

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import psycopg
-from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import ExceptionContext
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import ExceptionContext, make_url
 
+from alembic import command
 from indexer.settings import StoreSettings
 
 ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"

@@ -6,8 +6,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.search.scope import Scope
-from app.search.values import Mode
 from app.search.similar import concept_labels
+from app.search.values import Mode
 
 
 def _similar(client: TestClient, code: str = "T:2", **params: str) -> dict:

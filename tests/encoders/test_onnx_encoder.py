@@ -18,7 +18,6 @@ from indexer.encoders.manifest import (
 )
 from indexer.settings import EncoderSettings
 
-
 # --- model directory validation (no real model needed) -------------------------------------
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.fhir.conftest import outcome, out, resource
+from tests.fhir.conftest import out, outcome, resource
 from tests.toy import TOY, TOYICD, toy_concepts
 
 LOOKUP = "/fhir/CodeSystem/$lookup"

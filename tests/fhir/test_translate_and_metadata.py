@@ -8,13 +8,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.fhir.expand import SCORE
+from app.fhir.translate import XREF_SYSTEMS
 from app.main import create_app
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
 from indexer.settings import FhirSettings, Settings
 from indexer.store import StoreReader
-from app.fhir.translate import XREF_SYSTEMS
-from tests.fhir.conftest import outcome, out, resource
+from tests.fhir.conftest import out, outcome, resource
 from tests.toy import TOY, TOYICD, toy_concepts
 
 TRANSLATE = "/fhir/ConceptMap/$translate"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.fhir.conftest import TOY_VS, TOYICD_VS, TX, outcome, out, parameters, resource
+from tests.fhir.conftest import TOY_VS, TOYICD_VS, TX, out, outcome, parameters, resource
 from tests.toy import TOY, TOYICD
 
 CS_VALIDATE = "/fhir/CodeSystem/$validate-code"

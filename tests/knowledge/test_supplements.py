@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from fhir.resources.R4B.codesystem import CodeSystem
 from sqlalchemy import Engine, insert, select
-from click.testing import Result
 from typer.testing import CliRunner
 
 from indexer.bundle import Bundle, current_bundle

@@ -8,8 +8,8 @@ from app.search.autocomplete import Autocomplete, partial_word
 from app.search.loader import open_search_service
 from app.search.scope import Scope
 from app.search.values import Mode
-from indexer.lexical.vocabulary import Vocabulary
 from indexer.encoders import FakeEncoder
+from indexer.lexical.vocabulary import Vocabulary
 from indexer.settings import Settings
 from tests.api.conftest import built  # noqa: F401 - the toy bundle fixture
 

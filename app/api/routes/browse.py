@@ -28,9 +28,9 @@ from app.api.routes.concepts import catalog_concept, store_concept
 from app.api.routes.search import parse_scope
 from app.checks import check_query, check_system
 from app.search.designations import all_designations
-from app.search.values import Mode, Result
 from app.search.service import SearchService
 from app.search.similar import concept_labels, match_labels
+from app.search.values import Mode, Result
 from indexer.bundle import CatalogConcept
 from indexer.store import ConceptRef
 

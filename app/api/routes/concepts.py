@@ -15,9 +15,9 @@ from app.api.routes.search import parse_scope
 from app.checks import FRACTION, K, check_range, parse_systems
 from app.errors import NotFound
 from app.search.designations import all_designations
-from app.search.values import Mode, Result
 from app.search.service import SearchService
 from app.search.similar import concept_labels, match_labels
+from app.search.values import Mode, Result
 from indexer.store import ConceptDetail, StoreReader
 
 router = APIRouter(tags=["concepts"], route_class=Route)

@@ -17,9 +17,9 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.convertors import Convertor, register_url_convertor
 
+from app.api import fhir_schema
 from app.api.deps import ReaderDep, ServiceDep, SettingsDep
 from app.api.errors import FHIR_ERROR_RESPONSES
-from app.api import fhir_schema
 from app.api.fhir_schema import get_operation, post_operation
 from app.api.http import Route, read_json
 from app.errors import InvalidParameter, Unavailable

@@ -7,8 +7,8 @@ or a FHIR R4 ConceptMap (``application/fhir+json``).
 from __future__ import annotations
 
 import uuid
-from functools import partial
 from datetime import datetime
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request

@@ -11,11 +11,11 @@ from pydantic import BaseModel
 from app.api.deps import ServiceDep, SettingsDep
 from app.api.errors import PROBLEM_RESPONSES
 from app.api.http import Route
-from app.checks import FRACTION, K, QUERY, check_query, check_range, parse_systems
+from app.checks import FRACTION, QUERY, K, check_query, check_range, parse_systems
 from app.errors import InvalidParameter
 from app.search.scope import Scope
-from app.search.values import Mode, Result
 from app.search.service import SearchService
+from app.search.values import Mode, Result
 
 router = APIRouter(tags=["search"], route_class=Route)
 
