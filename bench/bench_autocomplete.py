@@ -53,11 +53,20 @@ def main() -> None:
     typing = Autocomplete(service, settings.fhir.prefix_completions)
     found: dict[tuple[str, str], list[float]] = defaultdict(list)
     latency: list[float] = []
+    threshold = settings.search.confidence_threshold
+    blank: list[str] = []  # prefixes with an empty list though the whole phrase finds a row above the threshold
+    prefixes = 0
     for phrase, system in phrases(service, args.phrases):
         scope = Scope((system,))
         full = [r.concept for r in service.rank(phrase, scope, 3).rows]
         if not full:
             continue
+        if service.rank(phrase, scope, 1, min_confidence=threshold).rows:
+            for end in range(3, len(phrase)):
+                if not phrase[:end].endswith(" "):
+                    prefixes += 1
+                    if not typing.rank(phrase[:end], scope, 3, threshold).rows:
+                        blank.append(phrase[:end])
         for end in range(3, len(phrase)):
             prefix = phrase[:end]
             if prefix.endswith(" "):
@@ -79,6 +88,9 @@ def main() -> None:
     body = "\n".join([
         f"Bundle {service.bundle.id}; {args.phrases} phrases per scope (seed {SEED}).", "", *rows, "",
         f"Per keystroke, in process, ms: p50 {np.percentile(latency, 50):.1f}, p95 {np.percentile(latency, 95):.1f}.",
+        "",
+        f"Blank lists at the confidence threshold {threshold} (as `$expand?filter` shows): {len(blank)} of {prefixes} prefixes "
+        "of 3 or more characters whose whole phrase finds a row above it" + (f" ({', '.join(repr(p) for p in blank[:10])})" if blank else "") + ".",
     ])
     if args.record:
         record("Autocomplete keystroke by keystroke", body, "python bench/bench_autocomplete.py --record")

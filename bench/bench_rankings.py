@@ -28,7 +28,7 @@ from indexer.settings import Settings  # noqa: E402
 
 
 def snapshot(phrase_count: int) -> dict[str, list[list[object]]]:
-    """"set|query" -> [[code, confidence rounded to 6 places], ...] for the top 10."""
+    """ "set|query" -> [[code, confidence rounded to 6 places], ...] for the top 10."""
     settings = Settings()
     service = open_search_service(settings)
     typing = Autocomplete(service, settings.fhir.prefix_completions)

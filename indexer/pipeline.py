@@ -25,26 +25,26 @@ from typing import TYPE_CHECKING
 import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from indexer import columns
 from indexer.bundle import (
     ALIGNMENTS,
-    ENTRY_TERMS,
     CATALOG,
-    BundleError,
+    ENTRY_TERMS,
     FORMAT_VERSION,
+    BundleError,
     current_bundle,
-    sha256_file,
     publish,
     read_manifest,
     recorded_indexes,
+    sha256_file,
     write_manifest,
 )
-from indexer import columns
 from indexer.catalog import read_catalog, write_columns
 from indexer.embeddings import VERSION as EMBEDDINGS_VERSION
 from indexer.embeddings import EmbeddingCache
 from indexer.encoders import Encoder
 from indexer.encoders.manifest import CALIBRATION_FILE
-from indexer.knowledge import mesh
+from indexer.knowledge import corrections, mesh, vocabulary
 from indexer.knowledge.enrich import enrich
 from indexer.knowledge.term_tables import TABLES
 from indexer.lexical import Label, lexical_builder
@@ -100,7 +100,11 @@ def build_bundle(
         return BuildResult(current, manifest["bundle_id"], False, manifest["counts"]["labels"], {})
 
     staging = bundles_dir / f".staging-{inputs_hash[:16]}"
-    staging.mkdir(exist_ok=True)
+    # A build killed part-way left its stages' files here: each stage appends to what it finds
+    # (the lexical index would hold every label twice), so a build starts from an empty directory
+    # (the embeddings it had computed are kept in the cache, not here).
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
     bundle_id = f"{datetime.now(UTC):%Y%m%dT%H%M%S.%fZ}-{inputs_hash[:8]}"
     remote = _remote(settings, bundle_id)
     timer = _StageTimer()
@@ -235,6 +239,9 @@ def _inputs(
         "embeddings": EMBEDDINGS_VERSION,
         "knowledge": settings.knowledge.model_dump(mode="json"),
         "tables": {t.knowledge: sha256_file(t.path) for t in TABLES if getattr(settings.knowledge, t.knowledge)},
+        "vocabulary": {t.name: sha256_file(t.path) for t in vocabulary.tables(settings.knowledge.vocabulary_off)}
+        if settings.knowledge.vocabulary else {},
+        "corrections": sha256_file(corrections.PATH) if settings.knowledge.corrections else None,
         "mesh": mesh.release() if settings.knowledge.mesh else None,
         "supplements": [
             {"name": k.name, "sha256": k.sha256, "terms": k.terms} for k in reader.knowledge_sources() if k.kind == "supplement"

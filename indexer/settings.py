@@ -141,6 +141,9 @@ class SearchSettings(BaseModel):
     # Search through another loaded terminology's concept when the query is exactly one of its
     # names ("heart attack" in ICD-10-CM via HPO's Myocardial infarction); see app/search/service.py.
     bridges: bool = True
+    # Read the query by the clinical query grammar (app/search/grammar.py): shorthand, sides,
+    # history and status, spinal levels, pregnancy weeks; each rewrite shown in a row's ``why``.
+    grammar: bool = True
 
 
 class KnowledgeSettings(BaseModel):
@@ -157,6 +160,11 @@ class KnowledgeSettings(BaseModel):
     # named as the table's knowledge source).
     abbreviations: bool = True  # abbreviations.tsv
     lay_terms: bool = True  # lay_terms.tsv
+    # The project's vocabulary (indexer/knowledge/vocabulary.py): lay, parent and clinician
+    # phrasings; every table, but those named in ``vocabulary_off`` (file names without .tsv).
+    vocabulary: bool = True
+    vocabulary_off: list[str] = []
+    corrections: bool = True  # corrections.tsv: alignments and lent names a reviewer denied
 
 
 class FhirSettings(BaseModel):
@@ -175,13 +183,6 @@ class FhirSettings(BaseModel):
     # The public FHIR base (https://tx.example.org/fhir) named by /fhir/metadata; never taken
     # from the request's Host header. None: the CapabilityStatement names no url.
     base_url: str | None = None
-
-
-class MatchSettings(BaseModel):
-    """Limits of batch matching (``/match``, ``/match/jobs``) and of ``/evaluate``."""
-
-    max_sync_sources: int = Field(default=1000, ge=1, description="larger batches must run as a job")
-    max_job_sources: int = Field(default=200_000, ge=1)
     # A ValueSet compose is costed before any work starts, at each level of nesting; past a
     # limit it is refused as too costly (422 too-costly naming the limit).
     max_compose_parts: int = Field(default=200, ge=1, description="includes and excludes of one compose")
@@ -189,11 +190,21 @@ class MatchSettings(BaseModel):
     max_compose_filters: int = Field(default=200, ge=1, description="filters of one compose, all parts")
     max_compose_concepts: int = Field(default=20_000, ge=1, description="listed concepts of one compose, all parts")
     max_regex_length: int = Field(default=256, ge=1, description="longest regex filter pattern")
+
+
+class MatchSettings(BaseModel):
+    """Limits of batch matching (``/match``, ``/match/jobs``) and of ``/evaluate``."""
+
+    max_sync_sources: int = Field(default=1000, ge=1, description="larger batches must run as a job")
+    max_job_sources: int = Field(default=200_000, ge=1)
     max_labels_per_source: int = Field(default=50, ge=1)
     max_k: int = Field(default=20, ge=1)
     # Sources matched per job step; progress (and the step's results) is saved after each.
     job_chunk: int = Field(default=128, ge=1)
     max_eval_items: int = Field(default=5000, ge=1)
+    # Jobs waiting at once, per kind (benchmark runs, match jobs); one more is refused with 429
+    # and Retry-After, so a client cannot queue hours of work.
+    max_queued_jobs: int = Field(default=8, ge=1)
 
 
 PLACEHOLDER_KEY = "change-me-to-a-long-random-key"  # the example key in .env.example: refused

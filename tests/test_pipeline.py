@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-
 import pytest
 from typer.testing import CliRunner
 
+from app.search.scope import Scope
+from app.search.service import SearchService
+from app.search.values import Mode
 from indexer import embeddings, lexical
 from indexer.bundle import Bundle, BundleError, current_bundle, read_manifest
 from indexer.cli import cli
@@ -13,9 +15,6 @@ from indexer.encoders import FakeEncoder
 from indexer.pipeline import BuildError, build_bundle
 from indexer.settings import Settings
 from indexer.store import StoreReader
-from app.search.scope import Scope
-from app.search.values import Mode
-from app.search.service import SearchService
 
 
 def _build(settings: Settings, toy_reader: StoreReader, **options):
@@ -77,6 +76,22 @@ def test_failed_build_leaves_previous_bundle_serving(settings, toy_reader, monke
     assert Bundle(first.directory).id == first.bundle_id
     finished = [p.name for p in settings.bundles_dir.iterdir() if not p.name.startswith(".")]
     assert sorted(finished) == sorted([first.bundle_id, "current"])
+
+
+def test_a_build_killed_after_its_lexical_stage_then_rerun_indexes_each_label_once(settings, toy_reader, monkeypatch) -> None:
+    from indexer import pipeline
+
+    def killed(directory, texts):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "build_chargrams", killed)
+    with pytest.raises(KeyboardInterrupt):
+        _build(settings, toy_reader)
+    monkeypatch.undo()
+    bundle = Bundle(_build(settings, toy_reader).directory)
+    hits = bundle.lexical.search("heart", 100, (0, len(bundle.label_text)))
+    ids = [label for label, _ in hits]
+    assert ids and len(ids) == len(set(ids))
 
 
 def test_interrupted_embedding_resumes_from_checkpoints(settings, toy_reader, monkeypatch) -> None:

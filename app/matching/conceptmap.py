@@ -15,7 +15,7 @@ from app.matching.request import MatchMode
 from app.matching.result import TOOL, MatchRun
 
 SCORE_EXTENSION = "urn:termsearch:fhir:StructureDefinition:match-score"
-MEASURE = {MatchMode.DENSE: "cosine similarity", MatchMode.LEXICAL: "token-sort similarity"}
+MEASURE = {MatchMode.HYBRID: "calibrated confidence", MatchMode.DENSE: "cosine similarity", MatchMode.LEXICAL: "token-sort similarity"}
 
 
 def build_conceptmap(run: MatchRun) -> dict[str, Any]:

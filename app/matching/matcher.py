@@ -3,9 +3,11 @@
 Every source goes through the ranking core (:func:`app.search.similar.match_labels`, as
 concept → concept search): each label is ranked as ``/search`` ranks it within the target's
 scope (its system, optionally a subtree, never the source concept itself), and a candidate scores
-its best (source label, target label) pair. Scores are in [0, 1] in both modes, so ``min_score``
+its best (source label, target label) pair. Scores are in [0, 1] in every mode, so ``min_score``
 means the same thing:
 
+- ``hybrid`` (default): the core's calibrated confidence, so candidates come in the order
+  ``/search`` gives them (details agreeing, ambiguous abbreviations split, "w/o" read);
 - ``dense``: cosine similarity of the best pair (the core counts negative cosines as 0);
 - ``lexical``: BM25 finds the candidates; each is scored by the token-sort similarity of the
   folded label pair (rapidfuzz ``token_sort_ratio`` / 100).
@@ -21,9 +23,9 @@ from dataclasses import dataclass, replace
 from rapidfuzz import fuzz
 
 from app.matching.request import MatchMode, Source, Target
-from app.search.values import Mode, Result
 from app.search.service import SearchService
 from app.search.similar import LabelMatch, match_labels
+from app.search.values import Mode, Result
 from indexer.lexical.normalise import fold
 
 LEXICAL_DEPTH = 4  # BM25 candidates per label, per wanted concept
@@ -71,8 +73,8 @@ class Matcher:
     def _matches(self, source: Source, target: Target, k: int, mode: MatchMode) -> list[LabelMatch]:
         own = frozenset() if source.concept is None else frozenset({source.concept})
         scope = target.scope(self.service.bundle, own)
-        if mode is MatchMode.DENSE:
-            return match_labels(self.service, source.labels, scope, k, Mode.DENSE)
+        if mode is not MatchMode.LEXICAL:
+            return match_labels(self.service, source.labels, scope, k, Mode(mode.value))
         texts = self.service.bundle.label_text
         found = match_labels(self.service, source.labels, scope, LEXICAL_DEPTH * k, Mode.LEXICAL)
         rescored = [

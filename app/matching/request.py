@@ -24,6 +24,7 @@ from indexer.settings import Settings
 
 
 class MatchMode(StrEnum):
+    HYBRID = "hybrid"  # score: the core's calibrated confidence (the ranking /search gives)
     DENSE = "dense"  # score: cosine of the best label pair
     LEXICAL = "lexical"  # BM25 candidates; score: token-sort similarity of the best label pair
 
@@ -46,7 +47,7 @@ class MatchRequest(BaseModel):
     min_confidence: float = Field(
         default=0.0, description="candidates whose calibrated confidence is below are left out (0 to 1)", **FRACTION
     )
-    mode: MatchMode = MatchMode.DENSE
+    mode: MatchMode = MatchMode.HYBRID
     billable_only: bool = Field(
         default=True, description="where the target system says which codes are billable (ICD-10-CM), only those"
     )

@@ -7,7 +7,8 @@ it begins, the one held by most labels that also hold the finished words ("heart
 word ("can't hear" stays), else the one held by most labels of the scope ("tachyc" →
 "tachycardia"); a fragment that begins no word is kept as typed (the character channel still
 finds a misspelling). The rewritten text is ranked by :meth:`SearchService.rank`, exactly as
-``/search`` would rank it, so "heart att" lists what "heart attack" lists.
+``/search`` would rank it, so "heart att" lists what "heart attack" lists; while a word is
+unfinished the list is never blank (rows below the threshold are listed, with their confidence).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import re
 import numpy as np
 
 from app.search.scope import Scope
-from app.search.values import Mode, Ranking
 from app.search.service import SearchService
+from app.search.values import Mode, Ranking
 from indexer.lexical.normalise import fold, words
 
 MIN_PREFIX = 2  # shorter fragments are not completed
+MIN_FALLBACK = 3  # a text this long whose last word is unfinished lists rows below the threshold rather than none
 _LAST_WORD = re.compile(r"(\w+)$")
 
 
@@ -64,6 +66,17 @@ class Autocomplete:
             best = None if partial in vocabulary or not options else options[0]
         return f"{finished} {best}".strip() if best else text.strip()
 
+    def _unfinished(self, text: str, rewritten: str, ranking: Ranking) -> bool:
+        """Whether ``text`` (3 characters or more) ends in a word being typed that goes somewhere:
+        completed, corrected, after finished words, or the beginning of a word of the labels."""
+        partial = partial_word(text)
+        if partial is None or len(text.strip()) < MIN_FALLBACK:
+            return False
+        if rewritten != text.strip() or ranking.suggestion or words(without_last_word(text)):
+            return True
+        everywhere = tuple(s.label_range(True) for s in self.service.bundle.systems.values())
+        return bool(self.service.vocabulary.completions(partial, everywhere, 1))
+
     def _with_finished(self, partial: str, finished: list[str], ranges: tuple[tuple[int, int], ...]) -> str | None:
         """The completion of ``partial`` held by most labels in ``ranges`` that also hold every
         finished word."""
@@ -74,7 +87,16 @@ class Autocomplete:
         return vocabulary.completions_among(partial, labels[_inside(labels, ranges)])
 
     def rank(self, text: str, scope: Scope, k: int, min_confidence: float = 0.0) -> Ranking:
-        return self.service.rank(self.rewrite(text, scope), scope, k, Mode.HYBRID, min_confidence)
+        """The core's ranking of the rewritten text. While the last word is unfinished and
+        completes to a word of the labels (or is corrected), the list never goes blank: when no
+        row reaches ``min_confidence``, the best rows below it are listed (their confidence says
+        how low), so a coder's list does not flicker empty mid-word ("left knee o")."""
+        rewritten = self.rewrite(text, scope)
+        ranking = self.service.rank(rewritten, scope, k, Mode.HYBRID, min_confidence)
+        if ranking.rows or not min_confidence or not self._unfinished(text, rewritten, ranking):
+            return ranking
+        below = self.service.rank(rewritten, scope, k, Mode.HYBRID, 0.0)
+        return Ranking(below.rows, below.suggestion, len(below.rows))
 
 
 def _inside(labels: np.ndarray, ranges: tuple[tuple[int, int], ...]) -> np.ndarray:

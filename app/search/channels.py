@@ -183,7 +183,9 @@ class Channels:
         return best
 
 
-def _lexical_search(index: LexicalIndex, text: str, where: Where, k: int, id_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+def _lexical_search(
+    index: LexicalIndex, text: str, where: Where, k: int, id_range: tuple[int, int]
+) -> tuple[np.ndarray, np.ndarray]:
     """A lexical index's hits as a :data:`LabelSearch` gives them: (scores, label ids)."""
     hits = index.search(text, k, id_range, allowed=where.narrow, within=where.within)
     return np.fromiter((s for _, s in hits), np.float32, len(hits)), np.fromiter((i for i, _ in hits), np.int64, len(hits))

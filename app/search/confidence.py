@@ -1,6 +1,7 @@
 """Calibrated confidence: the probability that a ranked concept is a right answer.
 
-A concept's features (:data:`FEATURES`, each in [0, 1]) are mapped to ``σ(w·f + b)``, fitted
+A concept's features (:data:`FEATURES`, each in [0, 1]: how its labels match the query, and how
+its name agrees with the details the query states, :mod:`app.search.details`) are mapped to ``σ(w·f + b)``, fitted
 on held-out items in two steps (:func:`fit`): the direction ``w`` by pairwise logistic
 regression (a right concept against each wrong candidate of the same query: a ranking
 objective), then the scale and offset by logistic regression of whether each query's top row
@@ -21,11 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
+from app.search.details import DETAIL_FEATURES
 from indexer.bundle import Bundle
 from indexer.encoders import SHIPPED_MODEL_DIR
 from indexer.encoders.manifest import CALIBRATION_FILE
 
-FEATURES = (
+LABEL_FEATURES = (
     "cosine",  # dense: cosine of the query with the concept's nearest label
     "char",  # character 3-gram TF-IDF cosine with its most similar label
     "words",  # idf-weighted share of the query's words found in one of its labels
@@ -34,10 +36,13 @@ FEATURES = (
     "rewritten",  # 1 when the features come from a rewrite of the query (spelling corrected, or
     # another terminology's name for what the query names exactly)
     "cosine_top",  # the cosine when it is the highest among the query's candidates, else 0
+    "label_extra",  # share of the label's words beyond as many as the query has ("Bilateral
+    # cryptorchidism" for "cryptorchidsm"): a name that adds nothing is the one meant
     "char_top",  # for a query with a word the labels do not hold (a misspelling), the char
     # similarity when it is the highest among the candidates, else 0: a misspelling's right
     # concept is the one nearest in characters even when another is nearer in meaning
 )
+FEATURES = LABEL_FEATURES + DETAIL_FEATURES  # and the details the query states against the concept's name
 SHIPPED_CALIBRATION = SHIPPED_MODEL_DIR / CALIBRATION_FILE  # in a model directory, so in every bundle built with it
 
 

@@ -3,48 +3,80 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import scipy.sparse as sp
 
 from app.search.channels import Asked
-from app.search.confidence import FEATURES, Calibration
+from app.search.confidence import LABEL_FEATURES, Calibration
+from app.search.details import Details, agreement
 from app.search.rewrite import WORD_SPLIT
 from indexer.bundle import Bundle
 from indexer.lexical.normalise import fold, words
 from indexer.lexical.vocabulary import Vocabulary
 
-COS, CHAR, WORDS, LABEL_WORDS, CODE, REWRITTEN, COS_TOP, CHAR_TOP = range(len(FEATURES))
+COS, CHAR, WORDS, LABEL_WORDS, CODE, REWRITTEN, COS_TOP, LABEL_EXTRA, CHAR_TOP = range(len(LABEL_FEATURES))
 
 
 class FeatureScorer:
-    def __init__(self, bundle: Bundle, calibration: Calibration) -> None:
+    def __init__(self, bundle: Bundle, calibration: Calibration, ordinary: frozenset[str]) -> None:
         self.bundle = bundle
         self.calibration = calibration
+        self.ordinary = ordinary  # abbreviations that are ordinary words: matched only in capitals
+        self.details = lru_cache(maxsize=50_000)(self._details_of)
 
     @property
     def vocabulary(self) -> Vocabulary:
         return self.bundle.vocabulary
 
     def features(
-        self, asked: list[Asked], rows: np.ndarray, code_rows: set[int], left_out: np.ndarray | None
+        self,
+        asked: list[Asked],
+        rows: np.ndarray,
+        code_rows: set[int],
+        left_out: np.ndarray | None,
+        stated: Details,
+        by_cosine: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
-        """Per candidate concept: the features (max over its labels and over the asked texts),
-        the label to show (the one the calibrated model scores best) and the bridge it came by."""
+        """Per candidate concept: the features (its labels' best over the asked texts, then its
+        name's agreement with the details ``stated``), the label to show (the one the calibrated
+        model scores best, or with ``by_cosine`` the nearest) and the bridge it came by."""
+        labels, shown, via = self._label_features(asked, rows, code_rows, left_out, by_cosine)
+        details = np.asarray(
+            [agreement(stated, self.details(row), self.bundle.billable[row]) for row in rows.tolist()], np.float32
+        )
+        return np.hstack([labels, details.reshape(len(rows), -1)]), shown, via
+
+    def _details_of(self, row: int) -> Details:
+        """The details a concept's name carries (cached as :attr:`details`)."""
+        return Details.of(self.bundle.concepts[row].display)
+
+    def _label_features(
+        self, asked: list[Asked], rows: np.ndarray, code_rows: set[int], left_out: np.ndarray | None, by_cosine: bool
+    ) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
         bundle = self.bundle
         label_ids, owner = bundle.labels_of(rows)  # every label of every candidate, and whose it is
         if left_out is not None:
             keep = ~np.isin(label_ids, left_out)
             label_ids, owner = label_ids[keep], owner[keep]
         owner_starts = np.searchsorted(owner, np.arange(len(rows)))
-        per_label = np.zeros((len(label_ids), len(FEATURES)), dtype=np.float32)
+        per_label = np.zeros((len(label_ids), len(LABEL_FEATURES)), dtype=np.float32)
         source = np.zeros(len(label_ids), dtype=np.int64)  # which asked text each label's features come from
-        weights = np.asarray(self.calibration.weights, dtype=np.float32)
+        weights = np.asarray(self.calibration.weights[: len(LABEL_FEATURES)], dtype=np.float32)
+        if by_cosine:
+            weights = np.eye(len(LABEL_FEATURES), dtype=np.float32)[COS]
         cosines = self._cosines(asked, label_ids)  # (labels, asked texts), each computed once
         chars = bundle.chargrams.similarity([query.chars for query in asked], label_ids)
         label_tokens = self.vocabulary.label_tokens[label_ids]
         abbreviations = bundle.label_abbreviation[label_ids]
-        # Abbreviations of stop words only ("AS") have no tokens to compare: their text is compared.
-        stop_only = np.flatnonzero(abbreviations & (np.diff(label_tokens.indptr) == 0))
+        # Abbreviations of stop words only ("AS") have no tokens to compare: their text is compared;
+        # those that are ordinary words ("HE") match only as typed, in capitals ("he" is no HE).
+        label_sizes = np.diff(label_tokens.indptr).astype(np.float32)
+        stop_only = np.flatnonzero(abbreviations & (label_sizes == 0))
+        written = [
+            i for i in np.flatnonzero(abbreviations).tolist() if fold(bundle.label_text[label_ids[i]]).strip() in self.ordinary
+        ]
         for number, query in enumerate(asked):
             part = np.zeros_like(per_label)
             part[:, COS] = cosines[:, number]
@@ -55,8 +87,12 @@ class FeatureScorer:
             if stop_only.size:
                 typed = set(WORD_SPLIT.split(fold(query.text)))
                 whole[stop_only] = [fold(bundle.label_text[label]).strip() in typed for label in label_ids[stop_only].tolist()]
+            if written:
+                as_typed = set(WORD_SPLIT.split(query.text))
+                whole[written] = [bundle.label_text[label].strip() in as_typed for label in label_ids[written].tolist()]
             part[abbreviations & ~whole, COS : CHAR + 1] = 0.0
             part[:, REWRITTEN] = float(query.corrected)
+            part[:, LABEL_EXTRA] = np.maximum(label_sizes - len(set(query.tokens)), 0) / np.maximum(label_sizes, 1)
             better = part @ weights > per_label @ weights
             per_label[better] = part[better]
             source[better] = number
@@ -65,7 +101,7 @@ class FeatureScorer:
         label_score = per_label @ weights
         by_score = np.lexsort((-label_score, owner))  # per candidate, its best-scored label first
         best = by_score[np.searchsorted(owner[by_score], np.arange(len(rows)))]
-        concept_features[:, REWRITTEN] = per_label[best, REWRITTEN]
+        concept_features[:, [REWRITTEN, LABEL_EXTRA]] = per_label[best][:, [REWRITTEN, LABEL_EXTRA]]  # the shown label's
         for column, top in ((COS, COS_TOP), (CHAR, CHAR_TOP)):
             values = concept_features[:, column]
             concept_features[:, top] = np.where(values >= values.max() - 1e-6, values, 0.0)

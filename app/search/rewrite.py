@@ -5,7 +5,9 @@
   those searched ("heart attack", a layperson synonym of HPO's *Myocardial infarction*, searched
   in ICD-10-CM), that concept's preferred name, and the heading of a MeSH descriptor the query is
   an entry term of;
-- **abbreviations** among other words written out ("old MI": "old myocardial infarction");
+- the **grammar's reading** (:mod:`app.search.grammar`: shorthand, sides, history and status,
+  spinal levels, pregnancy weeks) with **abbreviations** among other words written out ("old
+  MI": "old myocardial infarction"), one text;
 - a lay "cannot X" as the terminologies word it (:mod:`app.search.lay`).
 
 :meth:`QueryRewriter.meanings` counts how many meanings a query names exactly, so that no row of
@@ -15,46 +17,66 @@ an ambiguous query is certain.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from functools import lru_cache
 
 import numpy as np
 
-from app.search import lay
+from app.search import grammar, lay
 from app.search.scope import Scope
 from indexer.bundle import Bundle
-from indexer.knowledge.term_tables import expansion
-from indexer.lexical.normalise import fold, label_key, name_key, words
+from indexer.knowledge.term_tables import ABBREVIATIONS, Row, expansion
+from indexer.lexical.normalise import STOP_WORDS, fold, label_key, name_key, words
 from indexer.lexical.vocabulary import Vocabulary
+from indexer.settings import SearchSettings
 
 MAX_BRIDGES = 3  # concepts of other terminologies a query may bridge through
 WORD_SPLIT = re.compile(r"(\W+)")
+WORD = re.compile(r"[^\W_]+")
+ABBREVIATING = frozenset({"abbreviation", "clinician phrasing"})  # label kinds that use abbreviations as words
 
 
 class QueryRewriter:
-    def __init__(self, bundle: Bundle) -> None:
+    def __init__(self, bundle: Bundle, settings: SearchSettings) -> None:
         self.bundle = bundle
+        self.settings = settings
         self._abbreviation = lru_cache(maxsize=20_000)(self._abbreviation_of)
+        self._is_abbreviation = lru_cache(maxsize=20_000)(self._abbreviation_like)
+        rows = ABBREVIATIONS.read()
+        # Each meaning of an abbreviation, with the words of a query that select it (the table's context).
+        self.senses: dict[str, list[Row]] = defaultdict(list)
+        for row in rows:
+            self.senses[fold(row.text)].append(row)
+        # Abbreviations that are ordinary words too: read only where written in capitals.
+        self.ordinary = grammar.ORDINARY_WORDS | {fold(row.text) for row in rows if "ordinary word" in row.note}
 
     @property
     def vocabulary(self) -> Vocabulary:
         return self.bundle.vocabulary
 
-    def rewrites(self, query: str, scope: Scope) -> list[tuple[str, str]]:
-        """(text, why) of the bridges, abbreviation readings and lay wordings of ``query``, none
-        saying what the query says or what an earlier one said."""
+    def rewrites(self, query: str, scope: Scope, reading: grammar.Reading) -> list[tuple[str, str]]:
+        """(text, why) of the bridges, the grammar's ``reading`` (:meth:`read`) and lay wordings of
+        ``query``, none saying what the query says or what an earlier one said."""
         said = {label_key(query)}
         out = []
         for text, via in (
             *self.bridges(query, scope),
-            *self.expansions(query),
+            *([(reading.text, f"read as '{reading.text}': {', '.join(reading.said)}")] if reading.said else []),
             *((text, f"lay wording read as '{text}'") for text in lay.rewrites(query)),
         ):
             if (key := label_key(text)) not in said:
                 said.add(key)
                 out.append((text, via))
         return out
+
+    def read(self, query: str, scope: Scope) -> grammar.Reading:
+        """``query`` as the clinical grammar reads it (when on), its abbreviations written out."""
+        if not self.settings.grammar:
+            reading = grammar.Reading(query)
+            self.expand(reading)
+            return reading
+        return grammar.read(query, frozenset(scope.systems or self.bundle.systems), self.expand)
 
     def bridges(self, query: str, scope: Scope) -> list[tuple[str, str]]:
         """(preferred name, why) of the concepts of terminologies outside ``scope`` that
@@ -78,26 +100,53 @@ class QueryRewriter:
             out.append((term.heading, f"via {term.source} {term.id} {term.heading}: '{term.term}'"))
         return out
 
-    def expansions(self, query: str) -> list[tuple[str, str]]:
-        """``query`` with each abbreviation among its other words written out ("old MI" → "old
-        myocardial infarction"), and why; none when no word is an abbreviation of one meaning
-        (in every loaded system) that no other label uses as a word ("PE" and "all" stay)."""
-        if len(words(query)) < 2:
-            return []
-        out, said = query, []
-        for word in dict.fromkeys(words(query)):
-            written = self._abbreviation(word)
+    def expand(self, reading: grammar.Reading) -> None:
+        """Write out each abbreviation among the reading's other words ("old MI" → "old myocardial
+        infarction"), when it is written in capitals as the abbreviation table has it or no other
+        label uses it as a word, and it has one meaning
+        (in every loaded system) or the other words select one by the table's context ("AD on
+        donepezil": Alzheimer's disease); an ordinary word too ("he", "all") only where it is
+        written in capitals."""
+        typed = WORD.findall(reading.text)
+        if len([word for word in typed if fold(word) not in STOP_WORDS]) < 2:
+            return
+        for word in dict.fromkeys(typed):
+            folded = fold(word)
+            if (folded in STOP_WORDS or folded in self.ordinary) and not word.isupper():
+                continue
+            if not (word.isupper() and folded in self.senses or self._is_abbreviation(folded)):
+                continue
+            written = self._abbreviation(folded) or self._in_context(folded, reading.text)
             if written is not None:
-                out = replace_word(out, word, written)
-                said.append(f"'{word}' as '{written}'")
-        return [(out, f"abbreviation read: {', '.join(said)}")] if said else []
+                reading.text = replace_word(reading.text, folded, written)
+                reading.said.append(f"'{word}' as '{written}'")
+
+    def _abbreviation_like(self, word: str) -> bool:
+        """Whether ``word`` (folded) is an abbreviation: a label is, and every other label holding
+        it is one or a clinician's phrasing (which holds abbreviations: "severe MR")."""
+        bundle = self.bundle
+        named = bundle.labels_named(name_key(word))  # labels that are the word itself: few, found by key
+        if not any(bundle.label_kind[label] == "abbreviation" for label in named):
+            return False
+        holding = self.vocabulary.labels_with(word).tolist()
+        using = {bundle.label_kind[label] for label in holding if fold(bundle.label_text[label]).strip() != word}
+        return using <= ABBREVIATING
+
+    def _in_context(self, word: str, text: str) -> str | None:
+        """The meaning of the ambiguous abbreviation ``word`` whose context words ``text`` holds
+        most, if one does (its first expansion)."""
+        senses = self.senses.get(word, [])
+        if len(senses) < 2:
+            return None
+        folded = f" {' '.join(WORD.findall(fold(text)))} "
+        held = [sum(f" {cue} " in folded for cue in row.context) for row in senses]
+        best = max(held)
+        return senses[held.index(best)].expansions[0] if best and held.count(best) == 1 else None
 
     def _abbreviation_of(self, word: str) -> str | None:
-        """What the abbreviation ``word`` (folded) stands for, if it is one, of one meaning."""
+        """What the abbreviation ``word`` (folded) stands for, if it has one meaning."""
         bundle = self.bundle
         holding = self.vocabulary.labels_with(word).tolist()
-        if any(bundle.label_kind[label] != "abbreviation" for label in holding):
-            return None
         exact = [label for label in holding if fold(bundle.label_text[label]).strip() == word]
         if not exact or any(count > 1 for count in self.meanings(word, bundle.systems).values()):
             return None
@@ -136,7 +185,9 @@ class QueryRewriter:
             return i
 
         by_origin: dict[tuple[str, str], int] = {}
-        named_together = [(i, by_origin.setdefault((system[i], origin), i)) for i, origin in enumerate(origins.values()) if origin]
+        named_together = [
+            (i, by_origin.setdefault((system[i], origin), i)) for i, origin in enumerate(origins.values()) if origin
+        ]
         for lower, upper in [*zip(*(part.tolist() for part in bundle.above_pairs(rows)), strict=True), *named_together]:
             group[root(lower)] = root(upper)
         counted = Counter(system[i] for i in {root(i) for i in range(len(rows))})

@@ -11,18 +11,22 @@ For one query within a :class:`~app.search.scope.Scope`, the core runs its stage
 3. **features** (:mod:`app.search.features`): every candidate described by the same numbers
    over all its labels;
 4. the **ranker** (:mod:`app.search.ranker`): calibrated confidence and the mode's order;
-5. **rows** (:mod:`app.search.rows`): what a surface shows, explaining itself.
+5. **descent** (:mod:`app.search.descent`): a category's billable code, the one its details select;
+6. **rows** (:mod:`app.search.rows`): what a surface shows, explaining itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from app.search import ranker, rows
 from app.search.channels import Asked, Channels, Searches, Where
 from app.search.confidence import Calibration
+from app.search.descent import Descent, detail_weights
+from app.search.details import Details
 from app.search.features import FeatureScorer
 from app.search.rewrite import QueryRewriter
 from app.search.scope import Scope
@@ -32,6 +36,8 @@ from indexer.encoders import Encoder
 from indexer.lexical.vocabulary import Vocabulary
 from indexer.settings import SearchSettings
 
+DESCENT_MARGIN = 10  # more rows ranked when codes are required, as categories give way to their codes
+
 
 class SearchService:
     def __init__(
@@ -40,10 +46,21 @@ class SearchService:
         self.bundle = bundle
         self.encoder = encoder
         self.settings = settings
-        self.calibration = calibration or Calibration.of_bundle(bundle)
-        self.rewriter = QueryRewriter(bundle)
+        self.rewriter = QueryRewriter(bundle, settings)
         self.channels = Channels(bundle, encoder, settings)
-        self.scorer = FeatureScorer(bundle, self.calibration)
+        calibration = calibration or Calibration.of_bundle(bundle)
+        self.scorer = FeatureScorer(bundle, calibration, self.rewriter.ordinary)
+        self.descent = Descent(bundle, detail_weights(calibration.weights), self.scorer.details)
+
+    @property
+    def calibration(self) -> Calibration:
+        """The ranker's model: features to confidence (the features' and the descent's weights)."""
+        return self.scorer.calibration
+
+    @calibration.setter
+    def calibration(self, calibration: Calibration) -> None:
+        self.scorer.calibration = calibration
+        self.descent = Descent(self.bundle, detail_weights(calibration.weights), self.scorer.details)
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -76,7 +93,10 @@ class SearchService:
         min_confidence: float = 0.0,
     ) -> list[Ranking]:
         """:meth:`rank` for several queries (each text's searches started once, as soon as it is known)."""
-        where = self.channels.where(scope, k)
+        required = scope.billable is True  # categories are ranked too, then descend to their codes
+        ranked_scope = replace(scope, billable=None) if required else scope
+        where = self.channels.where(ranked_scope, k + DESCENT_MARGIN if required else k)
+        codes = where.mask & self.bundle.billable if required else where.mask
         searches: dict[str, Searches] = {}
 
         def search(text: str) -> Searches:
@@ -88,19 +108,24 @@ class SearchService:
         asked = [[ask(query, search(query))] for query in queries]
         corrections = [self.rewriter.correct(query) for query in queries]
         bridging = self.settings.bridges and mode is not Mode.LEXICAL
-        for query, correction, texts in zip(queries, corrections, asked, strict=True):
+        readings = [self.rewriter.read(query, scope) for query in queries]
+        for query, correction, reading, texts in zip(queries, corrections, readings, asked, strict=True):
             if correction and mode is not Mode.LEXICAL:
                 texts.append(ask(correction, search(correction), corrected=True))
-            for text, via in self.rewriter.rewrites(query, scope) if bridging else ():
+            for text, via in self.rewriter.rewrites(query, scope, reading) if bridging else ():
                 texts.append(ask(text, search(text), corrected=True, via=via))
         rankings = []
-        for correction, texts in zip(corrections, asked, strict=True):
-            found, above = self._rank(texts, scope, where, k, mode, min_confidence)
+        for query, correction, reading, texts in zip(queries, corrections, readings, asked, strict=True):
+            stated = Details.of(f"{query} {reading.text}")
+            found, above = self._rank(
+                texts, stated, ranked_scope, where, k + DESCENT_MARGIN if required else k, mode, min_confidence
+            )
+            found = self.descent.apply(found, stated, reading.text, codes, required, k)
             rankings.append(Ranking(found, correction, above))
         return rankings
 
     def _rank(
-        self, asked: list[Asked], scope: Scope, where: Where, k: int, mode: Mode, min_confidence: float
+        self, asked: list[Asked], stated: Details, scope: Scope, where: Where, k: int, mode: Mode, min_confidence: float
     ) -> tuple[list[Ranked], int]:
         """The best ``k`` rows at or above ``min_confidence``, and how many candidates are."""
         bundle = self.bundle
@@ -120,7 +145,7 @@ class SearchService:
         if not candidates:
             return [], 0
         found = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
-        features, labels, via = self.scorer.features(asked, found, set(code_rows), where.left_out)
+        features, labels, via = self.scorer.features(asked, found, set(code_rows), where.left_out, stated, mode is Mode.DENSE)
         bm25 = lexical[0]  # the query's own BM25 hits
         return ranker.order(bundle, self.calibration, found, features, labels, via, bm25, meanings, mode, k, min_confidence)
 

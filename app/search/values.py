@@ -45,6 +45,7 @@ class Ranked:
     features: tuple[float, ...] = field(repr=False)
     bm25: float | None = None
     via: str | None = None  # the bridge that found it, when a bridge did
+    category: int | None = None  # the category it was descended to from (features and label are the category's)
 
 
 @dataclass(frozen=True)

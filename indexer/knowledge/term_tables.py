@@ -33,6 +33,8 @@ class Row:
     text: str
     expansions: tuple[str, ...]
     line: int
+    context: tuple[str, ...] = ()  # words of a query that select this meaning of an ambiguous term
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -48,10 +50,11 @@ class TermTable:
     type: str  # the designation type of its terms
     title: str  # as origins name it ("abbreviation table")
     column: str  # its first column's name
+    contexts: bool = False  # a context column after the expansions
 
     @property
     def header(self) -> list[str]:
-        return [self.column, "expansions", "note"]
+        return [self.column, "expansions", *(["context"] if self.contexts else []), "note"]
 
     @cached_property
     def version(self) -> int:
@@ -73,7 +76,8 @@ class TermTable:
             expansions = tuple(e.strip() for e in fields[1].split("|") if e.strip())
             if not fields[0].strip() or not expansions:
                 raise SourceError(self.path, number, "a term and at least one expansion are required")
-            out.append(Row(fields[0].strip(), expansions, number))
+            context = tuple(c.strip().lower() for c in fields[2].split("|") if c.strip()) if self.contexts else ()
+            out.append(Row(fields[0].strip(), expansions, number, context, fields[-1].strip()))
         return out
 
     def apply(self, index: dict[str, list[Entry]], rows: list[Row]) -> Resolution:
@@ -112,6 +116,8 @@ def expansion(origin: str) -> str | None:
 
 
 _HERE = Path(__file__).parent
-ABBREVIATIONS = TermTable("abbreviations", _HERE / "abbreviations.tsv", "abbreviation", "abbreviation table", "abbreviation")
+ABBREVIATIONS = TermTable(
+    "abbreviations", _HERE / "abbreviations.tsv", "abbreviation", "abbreviation table", "abbreviation", contexts=True
+)
 LAY_TERMS = TermTable("lay_terms", _HERE / "lay_terms.tsv", "layperson", "lay-term table", "term")
 TABLES = (ABBREVIATIONS, LAY_TERMS)

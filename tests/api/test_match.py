@@ -72,8 +72,19 @@ def _cosine_best(labels: list[str], codes: dict[str, list[str]]) -> dict[str, tu
     return best
 
 
-def test_dense_candidates_are_the_best_label_pairs(client: TestClient) -> None:
+def test_hybrid_candidates_come_in_confidence_order_as_search_gives_them(client: TestClient) -> None:
     body = _match(client, target_system="toy", concepts=SOURCES, k=3)
+    assert body["mode"] == "hybrid"
+    for source, result in zip(SOURCES, body["results"], strict=True):
+        scores = [c["score"] for c in result["candidates"]]
+        assert scores == pytest.approx([c["confidence"] for c in result["candidates"]], abs=1e-4)
+        assert scores == sorted(scores, reverse=True)
+        searched = client.get("/search", params={"q": source["labels"][0], "system": "toy", "k": 3}).json()["results"]
+        assert result["candidates"][0]["code"] == searched[0]["code"] or len(source["labels"]) > 1
+
+
+def test_dense_candidates_are_the_best_label_pairs(client: TestClient) -> None:
+    body = _match(client, target_system="toy", concepts=SOURCES, k=3, mode="dense")
     assert (body["mode"], body["target"]["key"], body["sources"], body["k"]) == ("dense", "toy", 3, 3)
     assert body["model_id"] == "fake-hash-32" and body["bundle_id"]
     assert [r["id"] for r in body["results"]] == ["L1", "L2", "L3"]
@@ -91,15 +102,15 @@ def test_dense_candidates_are_the_best_label_pairs(client: TestClient) -> None:
 
 
 def test_min_score_leaves_weak_candidates_out(client: TestClient) -> None:
-    body = _match(client, target_system="toy", concepts=SOURCES, k=5, min_score=0.5)
+    body = _match(client, target_system="toy", concepts=SOURCES, k=5, min_score=0.5, mode="dense")
     assert all(c["score"] >= 0.5 for r in body["results"] for c in r["candidates"])
     assert body["results"][2]["candidates"] == [] and body["matched"] == 2
 
 
 def test_min_confidence_leaves_out_candidates_the_core_doubts(client: TestClient) -> None:
-    every = _match(client, target_system="toy", concepts=SOURCES, k=5)
-    threshold = sorted(c["confidence"] for r in every["results"] for c in r["candidates"])[-3]
-    body = _match(client, target_system="toy", concepts=SOURCES, k=5, min_confidence=threshold)
+    every = _match(client, target_system="toy", concepts=SOURCES, k=5, mode="dense")
+    threshold = sorted(c["confidence"] for r in every["results"] for c in r["candidates"])[-3] - 5e-5  # shown rounded
+    body = _match(client, target_system="toy", concepts=SOURCES, k=5, min_confidence=threshold, mode="dense")
     kept = [c for r in body["results"] for c in r["candidates"]]
     assert len(kept) == 3 and all(c["confidence"] >= threshold for c in kept)
     response = client.post("/match", json={"target_system": "toy", "concepts": SOURCES, "min_confidence": 1.5})
@@ -263,7 +274,7 @@ ONE = [{"id": "a", "labels": ["heart"]}]
         ({"target_system": "toy", "concepts": [{"id": " ", "labels": ["x"]}]}, "concepts.0.id: must not be empty", "concepts.0.id"),
         ({"target_system": "toy", "concepts": ONE, "k": 7}, "k: must be between 1 and 6 (got 7)", "k"),
         ({"target_system": "toy", "concepts": ONE, "min_score": 1.5}, "min_score: must be between 0 and 1 (got 1.5)", "min_score"),
-        ({"target_system": "toy", "concepts": ONE, "mode": "hybrid"}, "mode: Input should be 'dense' or 'lexical'", "mode"),
+        ({"target_system": "toy", "concepts": ONE, "mode": "fused"}, "mode: Input should be 'hybrid', 'dense' or 'lexical'", "mode"),
         (
             {"target_system": "toy", "concepts": [{"id": str(i), "labels": ["x"]} for i in range(3)]},
             "concepts: 3 sources, more than 2 (larger batches run as a job: POST /match/jobs)",
@@ -287,3 +298,22 @@ def test_a_job_over_its_limit_is_refused(small_limits: TestClient) -> None:
     response = small_limits.post("/match/jobs", json={"target_system": "toy", "source_system": "toyicd"})
     assert response.status_code == 422
     assert response.json() == _problem("source_system: 5 sources, more than 3", "source_system")
+
+
+def test_no_tabular_cell_runs_as_a_spreadsheet_formula(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    """Ids and labels that start as a formula (=, +, -, @) are written with a leading quote
+    (OWASP's advice on CSV injection), in SSSOM/TSV as in the review sheet."""
+    hostile = [{"id": "=HYPERLINK(\"http://x\")", "labels": ["@SUM(1+1) fast heart rate"]}, {"id": "-2+3", "labels": ["+hearing loss"]}]
+    tsv = _match(client, TSV, target_system="toy", concepts=hostile, k=1)
+    rows = [line.split("\t") for line in tsv.splitlines() if not line.startswith("#")]
+    cells = [cell for row in rows for cell in row]
+    assert not any(cell.startswith(("=", "+", "-", "@")) for cell in cells)
+    assert "'@SUM(1+1) fast heart rate" in cells and "'+hearing loss" in cells
+
+
+def test_safe_cell() -> None:
+    from app.matching.cells import safe_cell
+
+    assert [safe_cell(v) for v in ("=1+1", "+1", "-1", "@x", "\tx", "\rx", "fast", "")] == [
+        "'=1+1", "'+1", "'-1", "'@x", "'\tx", "'\rx", "fast", "",
+    ]  # fmt: skip

@@ -16,7 +16,7 @@ from app.ops import limits
 from app.ops.limits import RequestCancelled
 from indexer.store import make_engine, migrate
 from tests.fhir.conftest import TOYICD_VS, outcome, resource
-from tests.toy import TOY, TOYICD
+from tests.toy import TOY
 
 CARDIO = {"resourceType": "ValueSet", "url": "http://example.org/vs/cardio", "version": "1", "status": "active"}
 
@@ -32,19 +32,34 @@ def _regex(pattern: str) -> dict[str, Any]:
 
 def test_a_compose_importing_one_value_set_thousands_of_times_is_refused_before_any_work(client: TestClient) -> None:
     compose = {"include": [{"valueSet": [TOYICD_VS] * 20_000}]}
-    outcome(_expand(client, compose), 422, "too-costly", None,
-            "valueSet.compose: 20000 imports, more than the 32 a compose may have (fhir.max_compose_imports)")
+    outcome(
+        _expand(client, compose),
+        422,
+        "too-costly",
+        None,
+        "valueSet.compose: 20000 imports, more than the 32 a compose may have (fhir.max_compose_imports)",
+    )
 
 
 @pytest.mark.parametrize(
     ("compose", "text"),
     [
-        ({"include": [{"system": TOY.uri}] * 201}, "valueSet.compose: 201 parts, more than the 200 a compose may have (fhir.max_compose_parts)"),
-        ({"include": [{"system": TOY.uri, "filter": [{"property": "concept", "op": "is-a", "value": "T:1"}] * 201}]},
-         "valueSet.compose: 201 filters, more than the 200 a compose may have (fhir.max_compose_filters)"),
-        ({"include": [{"system": TOY.uri, "concept": [{"code": "T:1"}] * 20_001}]},
-         "valueSet.compose: 20001 concepts, more than the 20000 a compose may have (fhir.max_compose_concepts)"),
-        (_regex("T" * 257), "valueSet.compose.include[0].filter[0].value: a regex of 257 characters, more than 256 (fhir.max_regex_length)"),
+        (
+            {"include": [{"system": TOY.uri}] * 201},
+            "valueSet.compose: 201 parts, more than the 200 a compose may have (fhir.max_compose_parts)",
+        ),
+        (
+            {"include": [{"system": TOY.uri, "filter": [{"property": "concept", "op": "is-a", "value": "T:1"}] * 201}]},
+            "valueSet.compose: 201 filters, more than the 200 a compose may have (fhir.max_compose_filters)",
+        ),
+        (
+            {"include": [{"system": TOY.uri, "concept": [{"code": "T:1"}] * 20_001}]},
+            "valueSet.compose: 20001 concepts, more than the 20000 a compose may have (fhir.max_compose_concepts)",
+        ),
+        (
+            _regex("T" * 257),
+            "valueSet.compose.include[0].filter[0].value: a regex of 257 characters, more than 256 (fhir.max_regex_length)",
+        ),
     ],
 )
 def test_each_limit_of_a_compose_is_named(client: TestClient, compose: dict[str, Any], text: str) -> None:
@@ -53,7 +68,10 @@ def test_each_limit_of_a_compose_is_named(client: TestClient, compose: dict[str,
 
 def test_imports_within_the_limit_are_worked_out_once_each(client: TestClient) -> None:
     body = resource(_expand(client, {"include": [{"valueSet": [TOYICD_VS] * 32}]}), "ValueSet")
-    assert body["expansion"]["total"] == resource(client.get("/fhir/ValueSet/$expand", params={"url": TOYICD_VS}), "ValueSet")["expansion"]["total"]
+    assert (
+        body["expansion"]["total"]
+        == resource(client.get("/fhir/ValueSet/$expand", params={"url": TOYICD_VS}), "ValueSet")["expansion"]["total"]
+    )
 
 
 def test_regex_filters_run_on_re2(client: TestClient) -> None:

@@ -258,3 +258,22 @@ def test_accept_language_stands_for_display_language(client: TestClient) -> None
         assert body["expansion"]["contains"][0]["display"] == "Tachycardia"  # no German label: the default
     echoed = expand(client, **params, displayLanguage="en")["expansion"]["parameter"]
     assert {"name": "displayLanguage", "valueCode": "en"} in echoed
+
+
+def test_the_autocomplete_never_goes_blank_while_a_word_is_unfinished(client: TestClient) -> None:
+    """Below the threshold, an unfinished word's completions are still listed (with their
+    confidence); a fragment that begins no word and follows none lists nothing."""
+
+    def expand(text: str) -> dict:
+        params = {"url": TOY_VS, "filter": text, "min_confidence": "0.999"}
+        return resource(client.get("/fhir/ValueSet/$expand", params=params), "ValueSet")["expansion"]
+
+    typing = expand("tachyc")
+    assert typing["total"] == len(typing["contains"]) > 0
+    assert typing["contains"][0]["code"] == "T:2"
+    assert all(_confidence(entry) < 0.999 for entry in typing["contains"])
+    assert expand("xqzvw").get("contains") is None
+
+
+def _confidence(entry: dict) -> float:
+    return next(e["valueDecimal"] for e in entry["extension"] if e["url"] == "urn:termsearch:fhir:confidence")

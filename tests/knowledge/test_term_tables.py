@@ -11,17 +11,18 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
+from app.search.scope import Scope
 from indexer.bundle import Bundle, current_bundle
 from indexer.catalog import Catalog, Entry
 from indexer.encoders import FakeEncoder
-from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS, Resolution, TermTable, name_index
 from indexer.knowledge.supplements import add_supplement
+from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS, Resolution, TermTable, name_index
 from indexer.pipeline import build_bundle
 from indexer.records import Designation, DesignationUse, SourceError
 from indexer.settings import Settings
 from indexer.store import StoreReader
 
-HEADER = "abbreviation\texpansions\tnote\n"
+HEADER = "abbreviation\texpansions\tcontext\tnote\n"
 
 
 def _entry(row: int, code: str, display: str, *synonyms: str) -> Entry:
@@ -41,7 +42,7 @@ def test_each_meaning_of_an_ambiguous_abbreviation_gets_it(tmp_path: Path) -> No
         _entry(1, "J90", "Pleural effusion, not elsewhere classified", "Pleural effusion"),
         _entry(2, "I10", "Essential (primary) hypertension"),
     ])
-    table = _table(tmp_path, "PE\tpulmonary embolism\t\nPE\tpleural effusion\t\nXYZ\tnothing at all\t\n")
+    table = _table(tmp_path, "PE\tpulmonary embolism\tlung\t\nPE\tpleural effusion\t\t\nXYZ\tnothing at all\t\t\n")
     result = table.apply(name_index(catalog), table.read())
     assert (result.labels, result.unresolved) == (2, ["XYZ = nothing at all"])
     lent = {e.code: [d for d in e.labels if d.knowledge == "abbreviations"] for e in catalog.entries}
@@ -67,8 +68,8 @@ def test_a_lay_term_lands_as_a_layperson_designation_with_its_origin(tmp_path: P
 @pytest.mark.parametrize(
     ("rows", "line", "message"),
     [
-        ("PE\tpulmonary embolism\n", 3, "expected 3 tab-separated fields, found 2"),
-        ("HTN\thypertension\t\n\tpleural effusion\t\n", 4, "a term and at least one expansion are required"),
+        ("PE\tpulmonary embolism\n", 3, "expected 4 tab-separated fields, found 2"),
+        ("HTN\thypertension\t\t\n\tpleural effusion\t\t\n", 4, "a term and at least one expansion are required"),
     ],
 )
 def test_a_malformed_table_is_refused_naming_file_and_line(tmp_path: Path, rows: str, line: int, message: str) -> None:
@@ -79,7 +80,7 @@ def test_a_malformed_table_is_refused_naming_file_and_line(tmp_path: Path, rows:
 
 
 def test_a_table_without_its_version_is_refused(tmp_path: Path) -> None:
-    table = _table(tmp_path, "PE\tpulmonary embolism\t\n", first="# Abbreviations.\n")
+    table = _table(tmp_path, "PE\tpulmonary embolism\t\t\n", first="# Abbreviations.\n")
     with pytest.raises(SourceError) as error:
         table.version
     assert str(error.value) == f"{table.path}:1: the first line must state the table's version ('Version N')"
@@ -118,7 +119,6 @@ def test_an_ambiguous_query_never_claims_certainty(settings: Settings, toy_reade
 def test_a_table_abbreviation_of_another_system_bridges_unless_left_out(settings: Settings, toy_reader: StoreReader) -> None:
     """"HTN" is a name of toyicd's I10 only by the abbreviation table: searching toy, it bridges to
     I10's preferred name; a left-out label bridges nothing."""
-    from app.search.scope import Scope
 
     build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
     with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
@@ -142,10 +142,11 @@ def test_an_abbreviation_among_other_words_is_read_as_what_it_stands_for(
     build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
     with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
         service = client.app.state.service
-        read = "abbreviation read: 'mi' as 'myocardial infarction'"
-        assert service.rewriter.expansions("acute MI") == [("acute myocardial infarction", read)]
-        assert service.rewriter.expansions("severe HTN") == []
-        assert service.rewriter.expansions("MI") == []
+        read = "read as 'acute myocardial infarction': 'MI' as 'myocardial infarction'"
+        scope = Scope(("toyicd",))
+        assert service.rewriter.rewrites("acute MI", scope) == [("acute myocardial infarction", read)]
+        assert service.rewriter.rewrites("severe HTN", scope) == []
+        assert service.rewriter.rewrites("MI", scope) == []
         row = client.get("/search", params={"q": "acute MI", "system": "toyicd", "k": 1}).json()["results"][0]
         assert (row["code"], row["why"]["origin"]) == ("I21", read)
 

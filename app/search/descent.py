@@ -1,0 +1,96 @@
+"""Codeable answers: a category-level match carries its codes.
+
+A query often matches a category (E11 by "T2DM", S72.001 by a femoral neck fracture) while a
+coder records one of its billable codes: the one the query's details select, else the one that
+adds nothing the query does not say (E11.9 *without complications*; for an injury the initial
+encounter, as a coder codes an injury seen for the first time). :meth:`Descent.code` picks it:
+among the billable codes below, the one whose name agrees with the details stated
+(:mod:`app.search.details`), adds the words the query says and the fewest it does not.
+
+With ``billable=true`` every non-billable row becomes its code; otherwise the code is listed right
+before its category (a category's code answers whatever the category answers, and is the one to record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from functools import lru_cache
+
+import numpy as np
+
+from app.search.details import DETAIL_FEATURES, Details, agreement
+from app.search.values import Ranked
+from indexer.bundle import Bundle
+from indexer.lexical.normalise import tokens
+
+MAX_BELOW = 600  # codes below a category searched for its billable ones, in code order
+NEUTRAL = frozenset(tokens("unspecified without complications complication NOS initial encounter closed"))
+SHOWN = 3  # top rows whose codes are listed after them when billable codes are not required
+
+
+class Descent:
+    def __init__(self, bundle: Bundle, detail_weights: tuple[float, ...], details: Callable[[int], Details]) -> None:
+        self.bundle = bundle
+        self.weights = np.asarray(detail_weights, dtype=np.float32)
+        self.details = details  # a concept's name's details, cached by the features stage
+        self._below = lru_cache(maxsize=4096)(self._billable_below)
+        self._tokens = lru_cache(maxsize=50_000)(lambda row: frozenset(tokens(bundle.concepts[row].display)))
+        # Systems that say which codes are billable (ICD-10-CM): the others have no codes to descend to.
+        self.coded = frozenset(key for key in bundle.systems if _any_billable(bundle, bundle.rows(key, True)))
+
+    def _billable_below(self, row: int) -> np.ndarray:
+        bundle = self.bundle
+        below = bundle.subtree(row)[:MAX_BELOW]
+        return below[bundle.billable[below] & bundle.concepts.active[below] & (below != row)]
+
+    def code(self, row: int, stated: Details, query_tokens: frozenset[str], mask: np.ndarray) -> int | None:
+        """The billable code below ``row`` (admitted by ``mask``) the query's details select."""
+        below = self._below(row)
+        below = below[mask[below]]
+        if not len(below):
+            return None
+        parent = self._tokens(row)
+        best, best_score = None, -np.inf
+        for child in below.tolist():
+            named = self.details(child)
+            detail = float(np.dot(self.weights, agreement(stated, named, True)))
+            extra = self._tokens(child) - parent
+            # Words the code adds that the query says select it; those it does not say count against
+            # it, and so does a "with ..." the query does not say (a stop word, so not among the words).
+            unsaid_with = named.with_ and not stated.with_
+            score = detail + 0.5 * len(extra & query_tokens) - 0.5 * len(extra - query_tokens - NEUTRAL) - 0.3 * unsaid_with
+            if score > best_score:
+                best, best_score = child, score
+        return best
+
+    def apply(self, rows: list[Ranked], stated: Details, query: str, mask: np.ndarray, required: bool, k: int) -> list[Ranked]:
+        """``rows`` with their codes: each non-billable row replaced by its code when codes are
+        ``required``, else the codes of the top rows listed before them; one row per concept."""
+        query_tokens = frozenset(tokens(query))
+        out: list[Ranked] = []
+        seen: set[int] = set()
+        for rank, ranked in enumerate(rows):
+            found = None
+            coded = self.bundle.concepts[ranked.concept].system in self.coded
+            if coded and not self.bundle.billable[ranked.concept] and (required or rank < SHOWN):
+                found = self.code(ranked.concept, stated, query_tokens, mask)
+            if found is not None and found not in seen:
+                parent = self.bundle.concepts[ranked.concept]
+                via = f"via {parent.code} {parent.display}: its code for what the query states"
+                out.append(replace(ranked, concept=found, via=via, category=ranked.concept))
+                seen.add(found)
+            keep = not required or (found is None and self.bundle.billable[ranked.concept])
+            if keep and ranked.concept not in seen:
+                out.append(ranked)
+                seen.add(ranked.concept)
+        return out[:k]
+
+
+def _any_billable(bundle: Bundle, rows: range) -> bool:
+    return bool(bundle.billable[rows.start : rows.stop].any())
+
+
+def detail_weights(weights: tuple[float, ...]) -> tuple[float, ...]:
+    """The calibrated weights of the detail features (the last of the features)."""
+    return tuple(weights[-len(DETAIL_FEATURES) :])

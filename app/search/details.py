@@ -1,0 +1,101 @@
+"""Detail agreement: what a query states (side, encounter, numbers as type, stage, grade or
+weeks, with or without) against what a concept's name carries.
+
+A coder records the code that carries exactly the details the query states: "fracture of right
+femoral neck, initial encounter" is S72.001A, not the sequela code nor the left one, and "DVT of
+left leg" is not the unspecified-side code. These agreements and conflicts are features of the
+ranker (:mod:`app.search.features`), so it learns how much each weighs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from indexer.lexical.normalise import fold
+
+_SIDE = re.compile(r"\b(right|left|bilateral|both)\b")
+_UNSPECIFIED_SIDE = re.compile(
+    r"\bunspecified (?:side|ear|eye|lower leg|upper arm|hand|foot|knee|hip|shoulder|"
+    r"femur|tibia|fibula|humerus|radius|ulna|ankle|wrist|elbow|leg|arm|lung|breast|kidney|"
+    r"ovary|fallopian tube|toe|finger|thumb|great toe|lower limb|upper limb|limb)"
+)
+_ENCOUNTER = (
+    ("sequela", re.compile(r"\b(?:sequela|sequelae|late effects?)\b")),
+    ("subsequent", re.compile(r"\b(?:subsequent|follow[- ]?up|healing|f/u|routine healing)\b")),
+    ("initial", re.compile(r"\b(?:initial|first visit|new injury|acute injury|ed visit)\b")),
+)
+_NUMBER = re.compile(r"\b(\d{1,2}[a-z]?)\b")
+_WITHOUT = re.compile(r"\b(?:without|w/o)\b")
+_WITH = re.compile(r"\bwith\b(?! or without)")
+_OPEN = re.compile(r"\b(?:open|compound)\b(?=.*\b(?:fracture|fx)\b)")
+_NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not displaced)\b")
+
+# The columns detail agreement adds to the features (each 0 or 1).
+DETAIL_FEATURES = (
+    "side_agree",  # the query states a side and the name carries it
+    "side_conflict",  # the query states a side and the name carries another, or "unspecified side"
+    "encounter_agree",  # the encounter the query states (else initial) is the name's
+    "encounter_conflict",  # the name's encounter is another than the query states
+    "number_agree",  # a number of the query (type, stage, grade, weeks) is in the name
+    "number_conflict",  # the query and the name both state numbers and share none
+    "with_conflict",  # the query says without and the name with, or the other way round
+    "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
+    # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced)
+    "billable",  # a code to record (a leaf)
+)
+
+
+@dataclass(frozen=True)
+class Details:
+    sides: frozenset[str]
+    unspecified_side: bool
+    encounter: str | None
+    numbers: frozenset[str]
+    without: bool
+    with_: bool
+    open_: bool  # an open (compound) fracture
+    nondisplaced: bool
+
+    @classmethod
+    def of(cls, text: str) -> Details:
+        folded = fold(text)
+        sides = frozenset("bilateral" if side == "both" else side for side in _SIDE.findall(folded))
+        encounter = next((name for name, pattern in _ENCOUNTER if pattern.search(folded)), None)
+        return cls(
+            sides,
+            bool(_UNSPECIFIED_SIDE.search(folded)),
+            encounter,
+            frozenset(_NUMBER.findall(folded)),
+            bool(_WITHOUT.search(folded)),
+            bool(_WITH.search(folded)),
+            bool(_OPEN.search(folded)),
+            bool(_NONDISPLACED.search(folded)),
+        )
+
+
+def agreement(query: Details, name: Details, billable: bool | None) -> tuple[float, ...]:
+    """The :data:`DETAIL_FEATURES` of a concept's name for a query."""
+    side_agree = bool(query.sides & name.sides)
+    side_conflict = bool(query.sides) and not side_agree and (bool(name.sides) or name.unspecified_side)
+    stated = query.encounter or "initial"  # a coder's default for an injury
+    encounter_agree = name.encounter is not None and name.encounter == stated
+    encounter_conflict = name.encounter is not None and name.encounter != stated
+    number_agree = bool(query.numbers & name.numbers)
+    number_conflict = bool(query.numbers) and bool(name.numbers) and not number_agree
+    with_conflict = (query.without and name.with_ and not name.without) or (query.with_ and not query.without and name.without)
+    default_conflict = (name.open_ and not query.open_) or (name.nondisplaced and not query.nondisplaced)
+    return tuple(
+        float(v)
+        for v in (
+            side_agree,
+            side_conflict,
+            encounter_agree,
+            encounter_conflict,
+            number_agree,
+            number_conflict,
+            with_conflict,
+            default_conflict,
+            bool(billable),
+        )
+    )

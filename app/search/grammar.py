@@ -1,0 +1,291 @@
+"""The clinical query grammar: how clinicians write, read as the terminologies word it.
+
+Each rule is a small tested unit that rewrites the query and says what it read; the reading is
+searched beside the query (a rewrite, like a spelling correction) and every row it finds shows
+the rules in its ``why``. In order:
+
+- **subject**: who the query is about and its linking verb left out ("he is very tall" → "very
+  tall", "my son keeps getting ear infections" → "ear infections"; "can't" stays);
+- **shorthand**: "w/o" → "without", "w/" → "with", "c/b" → "complicated by", "2/2" → "due to",
+  "r/o" → "suspected", "s/p" → "status post", "h/o" and "hx of" → "history of", "fx" →
+  "fracture", "lac" → "laceration", "b/l" → "bilateral", "lt"/"rt" → "left"/"right", words
+  that carry nothing ("pt", "c/o", "y/o") left out;
+- **sides**: a capital "R" or "L" before a word, "(R)", and the eyes' "OD", "OS", "OU";
+- **numbers**: roman numerals of a stage, grade, type or class as digits ("stage IV" → "stage
+  4"), "CKD 3b" → "CKD stage 3b";
+- **spinal levels** to their region ("C5-6" → "cervical C5-C6");
+- **pregnancy**: weeks of gestation to their trimester ("at 30 wks" → "30 weeks gestation third
+  trimester"), "2nd tri" → "second trimester";
+- **history and status**, only where the scope holds a terminology that codes them (ICD-10-CM's
+  Z85-Z87, Z89-Z99, Z79): "history of X" → "personal history of X"; "status post" an "-ectomy"
+  → "acquired absence of" the organ; an amputation → "acquired absence of" the part; a
+  transplant → its "transplant status"; a joint replacement → "presence of artificial ... joint";
+  "on home O2" → "dependence on supplemental oxygen"; "on dialysis"; "on warfarin" → "long term
+  (current) use of anticoagulants". Elsewhere (HPO) the prefix is left out and the finding kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+STATUS_SYSTEMS = frozenset({"icd10cm"})  # terminologies with codes for history and status
+# Ordinary English words that are also abbreviations of the tables ("HE", "AS", "ALL", "MS"): read
+# as an abbreviation only where written as one, in capitals ("he is very tall" is no HE).
+ORDINARY_WORDS = frozenset(
+    "a ad all am an and any are as at be but by can cap cold do go had has he her hi hit i id if in is it its lot mad me met "
+    "ms my no not of oh ok on or our pad pt sad saw she so the to up us was we who you".split()
+)
+
+
+@dataclass
+class Reading:
+    """The query as the grammar reads it, and what each rule read (for ``why``)."""
+
+    text: str
+    said: list[str] = field(default_factory=list)
+
+    def sub(self, pattern: re.Pattern[str], replace: str | Callable[[re.Match[str]], str]) -> None:
+        """Apply one rewrite everywhere it matches, noting each change ("'w/o' as 'without'")."""
+
+        def one(match: re.Match[str]) -> str:
+            written, out = match.group(0).strip(), (replace(match) if callable(replace) else match.expand(replace))
+            if out.strip().lower() != written.lower():
+                self.said.append(f"'{written}' as '{out.strip()}'" if out.strip() else f"'{written}' left out")
+            return out
+
+        self.text = pattern.sub(one, self.text)
+
+
+def _words(*pairs: tuple[str, str]) -> list[tuple[re.Pattern[str], str]]:
+    return [(re.compile(pattern, re.IGNORECASE), out) for pattern, out in pairs]
+
+
+SHORTHAND = _words(
+    (r"(?<!\w)w/o(?!\w)", "without"),
+    (r"(?<!\w)w/(?!o\b)\s*", "with "),
+    (r"(?<!\w)c/b(?!\w)", "complicated by"),
+    (r"(?<!\w)(?:2/2|d/t|sec(?:ondary)? to)(?!\w)", "due to"),
+    (r"(?<!\w)r/o(?!\w)", "suspected"),
+    (r"(?<!\w)(?:s/p|status[- ]post|s\.p\.)(?!\w)", "status post"),
+    (r"(?<!\w)(?:h/o|hx of|hx|pmhx?(?: of)?|hist(?:ory)? of)(?!\w)", "history of"),
+    (r"(?<!\w)(?:fhx|fam hx|fh)(?: of)?(?!\w)", "family history of"),
+    (r"(?<!\w)fxs(?!\w)", "fractures"),
+    (r"(?<!\w)fx(?!\w)", "fracture"),
+    (r"(?<!\w)lacs?(?!\w)", "laceration"),
+    (r"(?<!\w)(?:b/l|bilat|bil)(?!\w)", "bilateral"),
+    (r"(?<!\w)(?:lt|lft)\.?(?!\w)", "left"),
+    (r"(?<!\w)(?:rt|rgt)\.?(?!\w)", "right"),
+    (r"(?<!\w)abd(?!\w)", "abdominal"),
+    (r"(?<!\w)exac(?:erb)?(?!\w)", "exacerbation"),
+    (r"(?<!\w)inj(?!\w)", "injury"),
+    (r"(?<!\w)dz(?!\w)", "disease"),
+    (r"(?<!\w)init(?:ial)?(?: enc(?:ounter)?)?(?!\w)", "initial encounter"),
+    (r"(?<!\w)subs(?:equent)? enc(?:ounter)?(?!\w)", "subsequent encounter"),
+    (r"(?<!\w)seq(?!\w)", "sequela"),
+    (r"(?<!\w)(?:pt'?s?|c/o|y/?o|yrs? old|year old|complains of)(?!\w)", ""),
+)
+# Who the query is about, and the verb that links them to the finding: "he is very tall", "my
+# son keeps getting ear infections", "I have", "she's got"; the finding is what is searched.
+SUBJECT = re.compile(
+    r"^(?:(?:he|she|they|it|i|we)(?:'s|'m|'re| is| are| am| has| have| had| was| were| gets| get| keeps| seems| looks| feels|"
+    r" can't| cannot| doesn't| does not| won't)?|(?:my|our|her|his) (?:son|daughter|child|kid|baby|boy|girl|toddler|husband|wife|"
+    r"mum|mom|dad|father|mother)(?:'s| is| has| gets| keeps| seems| looks| was| can't| doesn't)?)"
+    r"(?:\s+(?:got|been|getting|having|had))?\s+",
+    re.IGNORECASE,
+)
+_MY = re.compile(r"^(?:my|her|his|their|our)\s+(?=\w)", re.IGNORECASE)
+# Sides written as clinicians write them: capitals only, so "r/o" or a lower-case word stays.
+SIDES = [
+    (
+        re.compile(r"(?<![\w/])\((R|L)\)|(?<![\w/])(R|L)(?=\s+[A-Za-z])"),
+        lambda m: "right" if (m.group(1) or m.group(2)) == "R" else "left",
+    ),
+    (re.compile(r"(?<!\w)OD(?!\w)"), lambda m: "right eye"),
+    (re.compile(r"(?<!\w)OS(?!\w)"), lambda m: "left eye"),
+    (re.compile(r"(?<!\w)OU(?!\w)"), lambda m: "bilateral eyes"),
+]
+_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
+NUMBERS = [
+    (
+        re.compile(r"\b(stage|grade|type|class|gr)\s+(i{1,3}|iv|vi?)([ab])?\b", re.IGNORECASE),
+        lambda m: f"{m.group(1)} {_ROMAN[m.group(2).lower()]}{m.group(3) or ''}",
+    ),
+    (
+        re.compile(r"\b(ckd)\s*(?:stage\s*)?(iv|v|i{1,3}|[1-5])([ab])?\b", re.IGNORECASE),
+        lambda m: f"{m.group(1)} stage {_ROMAN.get(m.group(2).lower(), m.group(2))}{m.group(3) or ''}",
+    ),
+]
+_REGIONS = {"C": "cervical", "T": "thoracic", "L": "lumbar", "S": "sacral"}
+_SPINE_WORDS = r"radiculopathy|disc|disk|stenosis|fracture|vertebra|spine|level|herniation|hnp|ddd|myelopathy|compression|burst"
+SPINAL = re.compile(rf"\b([CTLS])(\d{{1,2}})(?:\s*[-/]\s*([CTLS])?(\d{{1,2}})\b|(?=(?:\s+\w+){{0,2}}\s+(?:{_SPINE_WORDS})))")
+_ORDINAL = {"1": "first", "2": "second", "3": "third", "1st": "first", "2nd": "second", "3rd": "third"}
+OBSTETRIC = re.compile(
+    r"pregnan|gestation|\bGA\b|trimester|\bIUP\b|\bG\dP\d|\bpreg\b|gravid|obstetric|eclampsia|\bGDM\b|\bP?PROM\b|labou?r|placent|previa|fet(?:al|us)",
+    re.IGNORECASE,
+)
+WEEKS = re.compile(r"\b(?:at\s+)?(\d{1,2})(?:\s*\+\s*\d)?\s*(?:wks?|weeks?)(?:\s+(?:gestation|GA|pregnant))?\b", re.IGNORECASE)
+TRIMESTER = re.compile(r"\b(1st|2nd|3rd|first|second|third)\s+(?:tri|trimester)\b", re.IGNORECASE)
+
+
+def _spinal(match: re.Match[str]) -> str:
+    first, start, second, end = match.groups()
+    region = _REGIONS[first]
+    if second and second != first:
+        region = "lumbosacral" if (first, second) == ("L", "S") else f"{region} {_REGIONS[second]}"
+    level = f"{first}{start}" + (f"-{second or first}{end}" if end else "")
+    return f"{region} {level}"
+
+
+def _weeks(match: re.Match[str]) -> str:
+    weeks = int(match.group(1))
+    if not 4 <= weeks <= 43:
+        return match.group(0)
+    trimester = "first" if weeks < 14 else "second" if weeks < 28 else "third"
+    return f"{weeks} weeks gestation {trimester} trimester"
+
+
+# "-ectomy" words → the organ whose absence ICD-10-CM codes (Z90, Z89...); written from the
+# terminology's Z90 categories and common surgical usage.
+ECTOMIES = {
+    **dict.fromkeys(
+        ("appendectomy", "cholecystectomy", "chole", "colectomy", "hemicolectomy"), "other specified parts of digestive tract"
+    ),
+    **dict.fromkeys(("hysterectomy", "tah"), "cervix and uterus"),
+    **dict.fromkeys(("oophorectomy", "bso"), "ovaries"),
+    **dict.fromkeys(("orchiectomy", "prostatectomy", "salpingectomy"), "genital organ(s)"),
+    **dict.fromkeys(("pancreatectomy", "whipple"), "pancreas"),
+    "splenectomy": "spleen",
+    "nephrectomy": "kidney",
+    "mastectomy": "breast and nipple",
+    "gastrectomy": "stomach [part of]",
+    "pneumonectomy": "lung [part of]",
+    "lobectomy": "lung [part of]",
+    "laryngectomy": "larynx",
+    "cystectomy": "other parts of urinary tract",
+    "enucleation": "eye",
+    "thyroidectomy": "other organs",
+    "tonsillectomy": "other organs",
+}
+# Drugs and their long-term-use classes (ICD-10-CM Z79), from common prescribing.
+DRUG_CLASSES = {
+    "anticoagulants": "anticoagulation anticoagulants anticoagulant warfarin coumadin apixaban eliquis rivaroxaban xarelto "
+    "dabigatran pradaxa edoxaban enoxaparin lovenox heparin doac doacs blood thinner thinners",
+    "antiplatelet drugs": "clopidogrel plavix ticagrelor brilinta prasugrel antiplatelet antiplatelets dapt",
+    "aspirin": "aspirin asa",
+    "insulin": "insulin lantus glargine humalog novolog lispro",
+    "oral hypoglycemic drugs": "metformin glipizide glyburide glimepiride sitagliptin januvia pioglitazone "
+    "oral hypoglycemics hypoglycemics",
+    "systemic steroids": "prednisone prednisolone dexamethasone methylprednisolone hydrocortisone "
+    "steroids steroid corticosteroids",
+    "inhaled steroids": "fluticasone budesonide beclomethasone inhaled steroids ics",
+    "opiate analgesic": "oxycodone hydrocodone morphine methadone fentanyl opioids opioid opiates tramadol",
+    "non-steroidal anti-inflammatories (NSAID)": "ibuprofen naproxen nsaids nsaid diclofenac meloxicam celecoxib",
+    "immunosuppressive biologic": "methotrexate tacrolimus cyclosporine mycophenolate azathioprine immunosuppressants",
+    "hormonal contraceptives": "ocp ocps birth control contraceptive pill",
+    "bisphosphonates": "alendronate fosamax risedronate bisphosphonate bisphosphonates",
+    "antibiotics": "antibiotics antibiotic doxycycline",
+}
+_DRUGS = {drug: cls for cls, drugs in DRUG_CLASSES.items() for drug in sorted(drugs.split(), key=len)}
+_PHRASE_DRUGS = {
+    "blood thinner": "anticoagulants",
+    "blood thinners": "anticoagulants",
+    "birth control": "hormonal contraceptives",
+    "oral hypoglycemics": "oral hypoglycemic drugs",
+    "inhaled steroids": "inhaled steroids",
+    "contraceptive pill": "hormonal contraceptives",
+}
+_ON = re.compile(
+    r"^(?:on|takes|taking|uses|using)\s+(?:chronic\s+|long[- ]term\s+|daily\s+|home\s+|lifelong\s+)*(.+)$", re.IGNORECASE
+)
+DEPENDENCE = _words(
+    (r"^(?:on\s+)?(?:home\s+)?(?:o2|oxygen)(?:\s+at home|\s+dependent)?$", "dependence on supplemental oxygen"),
+    (r"^(?:on\s+)?(?:hemo|peritoneal\s+)?dialysis(?:\s+dependent)?$|^on (?:hd|pd)$", "dependence on renal dialysis"),
+    (r"^(?:on\s+)?(?:a\s+)?(?:vent|ventilator)(?:\s+dependent)?$", "dependence on respirator"),
+    (r"^wheelchair(?:\s+(?:bound|user|dependent))?$", "dependence on wheelchair"),
+)
+_AMPUTATION = re.compile(
+    r"^(?:status post\s+)?(?:(.+?)\s+amputation|amputation of (?:the\s+)?(.+)|(.+?)\s+amputee|amputated\s+(.+))$", re.IGNORECASE
+)
+_STATUS_POST = re.compile(r"^status post\s+(.+)$", re.IGNORECASE)
+_HISTORY = re.compile(r"^(family\s+)?history of\s+(.+)$", re.IGNORECASE)
+_REPLACED = re.compile(
+    r"\b(?:(knee|hip|shoulder|elbow|ankle)\s+(?:replacement|arthroplasty)|(t|total\s+)?(k|h)a)\b", re.IGNORECASE
+)
+_TRANSPLANT = re.compile(r"^(.+?)\s+(?:transplant|transplantation|tx)$", re.IGNORECASE)
+
+
+def _status(text: str, coded: bool) -> tuple[str, str] | None:
+    """(reading, what was read) of a history or status query; with ``coded`` False (no terminology
+    in scope codes status) the finding alone."""
+    text = text.strip()
+    for pattern, wording in DEPENDENCE:
+        if pattern.match(text):
+            return (wording, f"'{text}' as '{wording}'") if coded else None
+    if (on := _ON.match(text)) and (drug := on.group(1).strip().lower().rstrip(".")):
+        cls = _PHRASE_DRUGS.get(drug) or _DRUGS.get(drug)
+        if cls is not None:
+            wording = f"long term (current) use of {cls}"
+            return (wording, f"'{text}' as '{wording}'") if coded else None
+    if amputated := _AMPUTATION.match(text):
+        part = next(group for group in amputated.groups() if group)
+        wording = f"acquired absence of {part}"
+        return (wording, f"'{text}' as '{wording}'") if coded else (part, f"'{text}' as '{part}'")
+    if after := _STATUS_POST.match(text):
+        done = after.group(1)
+        if not coded:
+            return done, "'status post' left out"
+        side = next((s for s in ("right", "left", "bilateral") if re.search(rf"\b{s}\b", done)), "")
+        if replaced := _REPLACED.search(done):
+            joint = (replaced.group(1) or {"k": "knee", "h": "hip"}[replaced.group(3).lower()]).lower()
+            wording = f"presence of {side + ' ' if side else ''}artificial {joint} joint"
+            return wording, f"'{text}' as '{wording}'"
+        if transplanted := _TRANSPLANT.match(done):
+            wording = f"{transplanted.group(1)} transplant status"
+            return wording, f"'{text}' as '{wording}'"
+        for word in re.findall(r"[a-z]+", done.lower()):
+            if word in ECTOMIES:
+                organ = ECTOMIES[word]
+                sided = side and organ == "breast and nipple"
+                wording = f"acquired absence of {side + ' ' if sided else ''}{organ}"
+                return wording, f"'{text}' as '{wording}'"
+        wording = f"personal history of {done}"
+        return wording, f"'{text}' as '{wording}'"
+    if history := _HISTORY.match(text):
+        family, finding = history.groups()
+        if not coded:
+            return finding, f"'{'family ' if family else ''}history of' left out"
+        wording = f"{'family' if family else 'personal'} history of {finding}"
+        return wording, f"'{text}' as '{wording}'"
+    return None
+
+
+def _subject(match: re.Match[str]) -> str:
+    """What is left of "he is", "my son keeps", "I have": a verb that carries meaning stays ("can't")."""
+    kept = re.search(r"(can't|cannot|doesn't|does not|won't)\s*$", match.group(0), re.IGNORECASE)
+    return f"{kept.group(1)} " if kept else ""
+
+
+def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] = lambda reading: None) -> Reading:
+    """The query as the grammar reads it for a scope of ``systems``; ``expand`` writes out its
+    abbreviations (:mod:`app.search.rewrite`) before the history and status rules read it."""
+    reading = Reading(query)
+    reading.sub(SUBJECT, _subject)
+    reading.sub(_MY, "")
+    for pattern, replacement in SHORTHAND:
+        reading.sub(pattern, replacement)
+    for pattern, side in SIDES:
+        reading.sub(pattern, side)
+    for pattern, number in NUMBERS:
+        reading.sub(pattern, number)
+    reading.sub(SPINAL, _spinal)
+    if OBSTETRIC.search(reading.text):
+        reading.sub(WEEKS, _weeks)
+    reading.sub(TRIMESTER, lambda m: f"{_ORDINAL.get(m.group(1).lower(), m.group(1).lower())} trimester")
+    reading.text = re.sub(r"\s+", " ", reading.text).strip(" ,;")
+    expand(reading)
+    if (status := _status(reading.text, bool(systems & STATUS_SYSTEMS))) is not None and status[0] != reading.text:
+        reading.text, said = status
+        reading.said.append(said)
+    return reading

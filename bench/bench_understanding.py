@@ -1,0 +1,150 @@
+"""What clinicians, patients and parents write, into ICD-10-CM and HPO, per kind of query, with
+each knowledge source and the query grammar switched on and off.
+
+The sets (``bench/data/understanding_icd10cm.tsv``, ``understanding_hpo.tsv``) were written on
+2026-11-28 by a helper that saw neither the project's knowledge tables, its query grammar, its
+other sets nor any search result, before any of the understanding issue's work; gold codes
+checked against the releases only. An item counts as found when a returned code starts with one
+of its accepted codes (a category accepts its codes). Items whose query equals a label of the
+release searched are left out (no self-retrieval); those that equal a label a knowledge source
+added (a vocabulary phrasing or table term written independently, from the same common usage)
+are kept and counted, and ``strict @1`` is Hits@1 without them too. A knowledge source is switched off by leaving
+its labels out of the ranking (``Scope.exclude_labels``), the grammar by the ``search.grammar``
+setting: one bundle, so that only the knowledge differs.
+
+    python bench/bench_understanding.py [--system icd10cm|hpo] [--quick] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.search.loader import open_search_service  # noqa: E402
+from app.search.scope import Scope  # noqa: E402
+from app.search.service import SearchService  # noqa: E402
+from app.search.values import Mode  # noqa: E402
+from bench.common import record  # noqa: E402
+from indexer.lexical.normalise import fold  # noqa: E402
+from indexer.settings import Settings  # noqa: E402
+
+SETS = {"icd10cm": "understanding_icd10cm.tsv", "hpo": "understanding_hpo.tsv"}
+Item = tuple[str, str, tuple[str, ...]]
+
+
+def read_items(system: str) -> list[Item]:
+    path = Path(__file__).with_name("data") / SETS[system]
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    return [(r["query"], r["kind"], tuple(r["accepted"].split("|"))) for r in csv.DictReader(lines, delimiter="\t")]
+
+
+def kept_items(service: SearchService, system: str) -> tuple[list[Item], set[str]]:
+    """The set's items whose query is no label of the release of ``system``, and the queries of
+    those that are a label a knowledge source added."""
+    bundle = service.bundle
+    start, stop = bundle.systems[system].label_range(True)
+    own, added = set(), set()
+    for i in range(start, stop):
+        (own if bundle.label_knowledge[i] is None else added).add(fold(bundle.label_text[i]).strip())
+    kept = [item for item in read_items(system) if fold(item[0]).strip() not in own]
+    return kept, {query for query, _, _ in kept if fold(query).strip() in added}
+
+
+def configurations(service: SearchService, quick: bool) -> dict[str, tuple[frozenset[int], bool]]:
+    """name -> (labels left out, grammar on)."""
+    by_source: dict[str, set[int]] = defaultdict(set)
+    for label, source in enumerate(service.bundle.label_knowledge):
+        if source is not None:
+            by_source[source.split(":")[0]].add(label)
+    every = frozenset().union(*by_source.values())
+    out = {"all (served)": (frozenset(), True)}
+    if quick:
+        return out
+    out["all but the grammar"] = (frozenset(), False)
+    for source, labels in sorted(by_source.items()):
+        out[f"all but {source}"] = (frozenset(labels), True)
+    out["release labels only, no grammar"] = (every, False)
+    return out
+
+
+def evaluate(
+    service: SearchService,
+    system: str,
+    items: list[Item],
+    excluded: frozenset[int],
+    mode: Mode,
+    added: set[str],
+    misses: list[str] | None = None,
+) -> dict[tuple[str, int], list[float]]:
+    bundle = service.bundle
+    hits: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for query, kind, accepted in items:
+        ranking = service.rank(query, Scope((system,), exclude_labels=excluded), 10, mode)
+        codes = [bundle.concepts[r.concept].code for r in ranking.rows]
+        found = [any(code.startswith(a) for a in accepted) for code in codes]
+        for group in (kind, "all"):
+            for k in (1, 10):
+                hits[(group, k)].append(float(any(found[:k])))
+        if misses is not None and mode is Mode.HYBRID and not any(found[:1]):
+            misses.append(f"{kind}: {query} ({'|'.join(accepted)}): {', '.join(codes[:3])}{' (in 10)' if any(found) else ''}")
+        if query not in added:
+            hits[("strict", 1)].append(float(any(found[:1])))
+    return hits
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--system", choices=sorted(SETS), action="append")
+    parser.add_argument("--quick", action="store_true", help="the served configuration only")
+    parser.add_argument("--misses", action="store_true", help="list the served ranking's misses at 1")
+    parser.add_argument("--record", action="store_true")
+    args = parser.parse_args()
+    settings = Settings()
+    service = open_search_service(settings)
+    sections: list[str] = []
+    misses: list[str] | None = [] if args.misses else None
+    for system in args.system or sorted(SETS):
+        items, added = kept_items(service, system)
+        kinds = list(dict.fromkeys(kind for _, kind, _ in items))
+        rows = []
+        for name, (excluded, grammar) in configurations(service, args.quick).items():
+            service.settings.grammar = grammar
+            for mode in tuple(Mode) if name == "all (served)" else (Mode.HYBRID,):
+                started = time.perf_counter()
+                hits = evaluate(service, system, items, excluded, mode, added, misses if name == "all (served)" else None)
+                took = (time.perf_counter() - started) * 1000 / len(items)
+                cells = [f"{np.mean(hits[(g, k)]):.3f}" for g in (*kinds, "all") for k in (1, 10)] + [
+                    f"{np.mean(hits[('strict', 1)]):.3f}"
+                ]
+                rows.append(f"| {name} | {mode.value} | " + " | ".join(cells) + f" | {took:.1f} |")
+        service.settings.grammar = settings.search.grammar
+        counts = ", ".join(f"{kind} {sum(1 for _, k, _ in items if k == kind)}" for kind in kinds)
+        header = " | ".join(f"{g} @{k}" for g in (*kinds, "all") for k in (1, 10))
+        sections += [
+            f"**{system}**: {len(read_items(system))} items, {len(items)} kept ({counts}); {len(added)} of them equal a "
+            "label a knowledge source added (strict @1 leaves those out too).",
+            "",
+            f"| configuration | mode | {header} | strict @1 | ms/query |",
+            "|---" * (4 + 2 * (len(kinds) + 1)) + "|",
+            *rows,
+            "",
+        ]
+    body = "\n".join([f"Bundle {service.bundle.id}.", "", *sections])
+    if misses:
+        print("Not first (served, hybrid):", *misses, sep="\n  ")
+    if args.record:
+        record("Understanding: everyday queries per kind, knowledge on and off", body, "python " + " ".join(sys.argv))
+    else:
+        print(body)
+
+
+if __name__ == "__main__":
+    main()

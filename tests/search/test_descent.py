@@ -1,0 +1,69 @@
+"""Codeable answers: a category-level match descends to the billable code its details select."""
+
+from __future__ import annotations
+
+import numpy as np
+from fastapi.testclient import TestClient
+
+from app.search.descent import Descent
+from app.search.details import DETAIL_FEATURES, Details
+
+
+def _codes(client: TestClient, **params: object) -> list[str]:
+    response = client.get("/search", params={"system": "toyicd", "k": 5, **params})
+    assert response.status_code == 200, response.text
+    return [row["code"] for row in response.json()["results"]]
+
+
+def test_a_category_match_lists_its_code_right_before_it(client: TestClient) -> None:
+    codes = _codes(client, q="acute myocardial infarction")
+    assert codes[:2] == ["I21.0", "I21"]
+
+
+def test_with_billable_codes_required_a_category_gives_way_to_its_code(client: TestClient) -> None:
+    body = client.get(
+        "/search", params={"q": "acute myocardial infarction", "system": "toyicd", "k": 5, "billable": "true"}
+    ).json()
+    first = body["results"][0]
+    assert (first["code"], first["billable"]) == ("I21.0", True)
+    assert first["why"]["origin"] == "via I21 Acute myocardial infarction: its code for what the query states"
+    assert all(row["billable"] for row in body["results"])
+
+
+def test_the_code_chosen_is_the_one_whose_details_the_query_states(client: TestClient) -> None:
+    service = client.app.state.service
+    bundle = service.bundle
+    descent = Descent(bundle, (0.0,) * len(DETAIL_FEATURES), lambda row: Details.of(bundle.concepts[row].display))
+    every = np.ones(len(bundle.concepts), dtype=bool)
+    i21 = bundle.concept_index("toyicd", "I21")
+    assert bundle.concepts[descent.code(i21, Details.of("MI"), frozenset(), every)].code == "I21.0"
+    only_others = every.copy()
+    only_others[bundle.concept_index("toyicd", "I21.0")] = False
+    assert descent.code(i21, Details.of("MI"), frozenset(), only_others) is None  # none admitted: no descent
+
+
+def test_descent_prefers_the_code_that_adds_nothing_unsaid() -> None:
+    class Concepts:
+        displays = {
+            0: "Type 2 diabetes mellitus",
+            1: "Type 2 diabetes mellitus with hyperglycemia",
+            2: "Type 2 diabetes mellitus with unspecified complications",
+            3: "Type 2 diabetes mellitus without complications",
+            4: "Type 2 diabetes mellitus with diabetic chronic kidney disease",
+        }
+
+        def __getitem__(self, row: int) -> object:
+            return type("Concept", (), {"display": self.displays[row]})
+
+    class Bundle:
+        concepts = Concepts()
+        billable = np.array([False, True, True, True, True])
+        systems: dict[str, object] = {}
+
+    names = Concepts.displays
+    descent = Descent(Bundle(), (0.0,) * len(DETAIL_FEATURES), lambda row: Details.of(names[row]))  # type: ignore[arg-type]
+    descent._below = lambda row: np.array([1, 2, 3, 4])  # type: ignore[method-assign]
+    every = np.ones(5, dtype=bool)
+    assert descent.code(0, Details.of("T2DM"), frozenset(), every) == 3
+    assert descent.code(0, Details.of("T2DM with hyperglycemia"), frozenset({"hyperglycemia"}), every) == 1
+    assert descent.code(0, Details.of("type 2 diabetes with CKD"), frozenset({"ckd", "chronic", "kidney", "diseas"}), every) == 4

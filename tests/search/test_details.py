@@ -1,0 +1,83 @@
+"""Detail agreement between what a query states and what a concept's name carries."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.search.details import DETAIL_FEATURES, Details, agreement
+
+FEMUR = "Fracture of unspecified part of neck of right femur"
+
+
+def _features(query: str, name: str, billable: bool | None = True) -> dict[str, float]:
+    return dict(zip(DETAIL_FEATURES, agreement(Details.of(query), Details.of(name), billable), strict=True))
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "agree", "conflict"),
+    [
+        ("left knee osteoarthritis", "Unilateral primary osteoarthritis, left knee", 1.0, 0.0),
+        ("left knee osteoarthritis", "Unilateral primary osteoarthritis, right knee", 0.0, 1.0),
+        ("DVT of left leg", "Acute embolism and thrombosis of unspecified deep veins of unspecified lower extremity", 0.0, 0.0),
+        ("BPPV right ear", "Benign paroxysmal vertigo, unspecified ear", 0.0, 1.0),
+        ("hearing loss both ears", "Sensorineural hearing loss, bilateral", 1.0, 0.0),
+        ("knee pain", "Pain in right knee", 0.0, 0.0),  # no side stated: none agrees, none conflicts
+    ],
+)
+def test_sides(query: str, name: str, agree: float, conflict: float) -> None:
+    found = _features(query, name)
+    assert (found["side_agree"], found["side_conflict"]) == (agree, conflict)
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "agree", "conflict"),
+    [
+        ("right femoral neck fracture, initial encounter", f"{FEMUR}, initial encounter for closed fracture", 1.0, 0.0),
+        ("right femoral neck fracture", f"{FEMUR}, initial encounter for closed fracture", 1.0, 0.0),  # initial unless said
+        ("right femoral neck fracture", f"{FEMUR}, sequela", 0.0, 1.0),
+        (
+            "right femoral neck fracture follow-up",
+            f"{FEMUR}, subsequent encounter for closed fracture with routine healing",
+            1.0,
+            0.0,
+        ),
+        ("right femoral neck fracture, sequela", f"{FEMUR}, initial encounter for closed fracture", 0.0, 1.0),
+        ("asthma", "Mild intermittent asthma, uncomplicated", 0.0, 0.0),  # no encounter in the name
+    ],
+)
+def test_encounters(query: str, name: str, agree: float, conflict: float) -> None:
+    found = _features(query, name)
+    assert (found["encounter_agree"], found["encounter_conflict"]) == (agree, conflict)
+
+
+def test_numbers_as_type_stage_and_weeks() -> None:
+    assert _features("CKD stage 3b", "Chronic kidney disease, stage 3b")["number_agree"] == 1.0
+    assert _features("CKD stage 3b", "Chronic kidney disease, stage 4 (severe)")["number_conflict"] == 1.0
+    assert _features("type 2 diabetes", "Type 1 diabetes mellitus without complications")["number_conflict"] == 1.0
+    assert _features("diabetes", "Type 1 diabetes mellitus without complications")["number_conflict"] == 0.0
+
+
+def test_with_and_without() -> None:
+    assert _features("migraine without aura", "Migraine with aura, not intractable")["with_conflict"] == 1.0
+    assert _features("migraine with aura", "Migraine without aura, not intractable")["with_conflict"] == 1.0
+    assert _features("migraine without aura", "Migraine without aura, not intractable")["with_conflict"] == 0.0
+
+
+def test_open_and_nondisplaced_only_when_said() -> None:
+    assert (
+        _features("femoral neck fracture", f"{FEMUR}, initial encounter for open fracture type I or II")["default_conflict"]
+        == 1.0
+    )
+    assert (
+        _features("open femoral neck fracture", f"{FEMUR}, initial encounter for open fracture type I or II")["default_conflict"]
+        == 0.0
+    )
+    assert _features("clavicle fracture", "Nondisplaced fracture of shaft of right clavicle")["default_conflict"] == 1.0
+    assert (
+        _features("nondisplaced clavicle fracture", "Nondisplaced fracture of shaft of right clavicle")["default_conflict"] == 0.0
+    )
+
+
+def test_billable() -> None:
+    assert _features("x", "y", True)["billable"] == 1.0
+    assert _features("x", "y", None)["billable"] == 0.0

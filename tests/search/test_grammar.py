@@ -1,0 +1,146 @@
+"""The clinical query grammar: each rule, what it reads, and what it says it read (a row's ``why``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.search import grammar
+
+ICD = frozenset({"icd10cm", "hpo"})
+HPO = frozenset({"hpo"})
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "said"),
+    [
+        ("DM2 w/o complications", "DM2 without complications", ["'w/o' as 'without'"]),
+        ("PNA w/hypoxia", "PNA with hypoxia", ["'w/' as 'with'"]),
+        ("cirrhosis c/b ascites", "cirrhosis complicated by ascites", ["'c/b' as 'complicated by'"]),
+        ("AKI 2/2 dehydration", "AKI due to dehydration", ["'2/2' as 'due to'"]),
+        ("r/o appendicitis", "suspected appendicitis", ["'r/o' as 'suspected'"]),
+        ("fx of wrist", "fracture of wrist", ["'fx' as 'fracture'"]),
+        ("scalp lac", "scalp laceration", ["'lac' as 'laceration'"]),
+        ("b/l knee pain", "bilateral knee pain", ["'b/l' as 'bilateral'"]),
+        ("lt ankle sprain", "left ankle sprain", ["'lt' as 'left'"]),
+        ("rt shoulder pain", "right shoulder pain", ["'rt' as 'right'"]),
+        ("pt c/o chest pain", "chest pain", ["'pt' left out", "'c/o' left out"]),
+        ("COPD exac", "COPD exacerbation", ["'exac' as 'exacerbation'"]),
+    ],
+)
+def test_shorthand(query: str, text: str, said: list[str]) -> None:
+    assert grammar.read(query, HPO) == grammar.Reading(text, said)
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "said"),
+    [
+        ("R hip OA", "right hip OA", ["'R' as 'right'"]),
+        ("knee effusion (L)", "knee effusion left", ["'(L)' as 'left'"]),
+        ("POAG OU", "POAG bilateral eyes", ["'OU' as 'bilateral eyes'"]),
+        ("CRVO OD", "CRVO right eye", ["'OD' as 'right eye'"]),
+        ("cataract OS", "cataract left eye", ["'OS' as 'left eye'"]),
+        ("r hip pain", "r hip pain", []),  # a lower-case letter is no side
+        ("Vitamin D deficiency", "Vitamin D deficiency", []),
+    ],
+)
+def test_sides(query: str, text: str, said: list[str]) -> None:
+    assert grammar.read(query, HPO) == grammar.Reading(text, said)
+
+
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        ("stage IV breast cancer", "stage 4 breast cancer"),
+        ("type II diabetes", "type 2 diabetes"),
+        ("CKD IIIb", "CKD stage 3b"),
+        ("ckd3a", "ckd stage 3a"),
+        ("C5-6 radiculopathy", "cervical C5-C6 radiculopathy"),
+        ("L4-5 disc herniation", "lumbar L4-L5 disc herniation"),
+        ("L5-S1 stenosis", "lumbosacral L5-S1 stenosis"),
+        ("T12 compression fracture", "thoracic T12 compression fracture"),
+        ("low T3", "low T3"),  # a level only next to a spine word
+        ("pre-eclampsia at 34 wks", "pre-eclampsia 34 weeks gestation third trimester"),
+        ("pregnant 10 weeks with vomiting", "pregnant 10 weeks gestation first trimester with vomiting"),
+        ("6 weeks of cough", "6 weeks of cough"),  # weeks read as gestation only in an obstetric query
+        ("GDM 2nd tri", "GDM second trimester"),
+    ],
+)
+def test_numbers_levels_and_pregnancy(query: str, text: str) -> None:
+    assert grammar.read(query, HPO).text == text
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "last"),
+    [
+        (
+            "s/p appendectomy",
+            "acquired absence of other specified parts of digestive tract",
+            "'status post appendectomy' as 'acquired absence of other specified parts of digestive tract'",
+        ),
+        (
+            "hx of colon polyps",
+            "personal history of colon polyps",
+            "'history of colon polyps' as 'personal history of colon polyps'",
+        ),
+        ("FHx of breast cancer", "family history of breast cancer", "'FHx of' as 'family history of'"),
+        (
+            "R great toe amputation",
+            "acquired absence of right great toe",
+            "'right great toe amputation' as 'acquired absence of right great toe'",
+        ),
+        ("on home O2", "dependence on supplemental oxygen", "'on home O2' as 'dependence on supplemental oxygen'"),
+        ("on hemodialysis", "dependence on renal dialysis", "'on hemodialysis' as 'dependence on renal dialysis'"),
+        (
+            "on chronic anticoagulation",
+            "long term (current) use of anticoagulants",
+            "'on chronic anticoagulation' as 'long term (current) use of anticoagulants'",
+        ),
+        (
+            "takes metformin",
+            "long term (current) use of oral hypoglycemic drugs",
+            "'takes metformin' as 'long term (current) use of oral hypoglycemic drugs'",
+        ),
+        (
+            "s/p L TKA",
+            "presence of left artificial knee joint",
+            "'status post left TKA' as 'presence of left artificial knee joint'",
+        ),
+        ("s/p kidney transplant", "kidney transplant status", "'status post kidney transplant' as 'kidney transplant status'"),
+        (
+            "s/p R mastectomy",
+            "acquired absence of right breast and nipple",
+            "'status post right mastectomy' as 'acquired absence of right breast and nipple'",
+        ),
+        ("s/p MI", "personal history of MI", "'status post MI' as 'personal history of MI'"),
+    ],
+)
+def test_history_and_status_where_the_terminology_codes_them(query: str, text: str, last: str) -> None:
+    reading = grammar.read(query, ICD)
+    assert (reading.text, reading.said[-1]) == (text, last)
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "last"),
+    [
+        ("hx of seizures", "seizures", "'history of' left out"),
+        ("s/p cleft lip repair", "cleft lip repair", "'status post' left out"),
+        ("on home O2", "on home O2", None),
+    ],
+)
+def test_history_and_status_leave_the_finding_where_none_codes_them(query: str, text: str, last: str | None) -> None:
+    reading = grammar.read(query, HPO)
+    assert (reading.text, reading.said[-1] if reading.said else None) == (text, last)
+
+
+def test_abbreviations_are_written_out_before_the_status_rules_read() -> None:
+    def expand(reading: grammar.Reading) -> None:
+        reading.text = reading.text.replace("BKA", "below knee amputation")
+        reading.said.append("'BKA' as 'below knee amputation'")
+
+    reading = grammar.read("s/p L BKA", ICD, expand)
+    assert reading.text == "acquired absence of left below knee"
+    assert reading.said[:3] == ["'s/p' as 'status post'", "'L' as 'left'", "'BKA' as 'below knee amputation'"]
+
+
+def test_a_query_the_grammar_does_not_touch_says_nothing() -> None:
+    assert grammar.read("he is very tall", ICD) == grammar.Reading("he is very tall", [])
