@@ -26,6 +26,7 @@ from app.api.errors import is_fhir
 from app.errors import InvalidParameter, MalformedBody, UnsupportedMediaType
 
 MAX_DEPTH = 32  # nesting of a JSON body: a FHIR Parameters resource needs 6, /match 3
+MAX_INT_DIGITS = 100  # digits of a JSON integer: every integer the API takes has a handful
 
 SECURITY_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
@@ -51,7 +52,7 @@ def decode_json(raw: bytes) -> Any:
     """The JSON value of ``raw``; 400 when it is not JSON or nests too deep, 422 naming the field
     of a string that is not valid Unicode (a lone surrogate)."""
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_int=_integer)
     except json.JSONDecodeError as exc:
         raise MalformedBody(f"body: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", "body") from None
     except UnicodeDecodeError:
@@ -60,6 +61,14 @@ def decode_json(raw: bytes) -> Any:
         raise MalformedBody(f"body: nested deeper than {MAX_DEPTH} levels", "body") from None
     _check_tree(value)
     return value
+
+
+def _integer(text: str) -> int:
+    """A JSON integer, refused past :data:`MAX_INT_DIGITS` digits (converting a long one costs
+    quadratic time, and Python refuses those over 4,300 digits)."""
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise MalformedBody(f"body: an integer of {len(text.lstrip('-'))} digits, more than {MAX_INT_DIGITS}", "body")
+    return int(text)
 
 
 def _check_tree(value: Any) -> None:

@@ -15,14 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from app.errors import RateLimited
 from app.evaluations.runs import RunStore, evaluate
-from app.search.values import Mode
 from app.search.service import SearchService
+from app.search.values import Mode
 from evaluation.benchmarks import BenchmarkSpec
 from indexer.store import StoreReader
 
 log = logging.getLogger(__name__)
 KEPT = 200  # finished jobs remembered, newest
+RETRY_AFTER_S = 30  # told to a client whose run the full queue refused
 
 
 @dataclass
@@ -81,9 +83,17 @@ class BenchmarkJobs:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
-    def submit(self, benchmark: str, mode: Mode, k: int, name: str | None) -> BenchmarkJob:
+    def submit(self, benchmark: str, mode: Mode, k: int, name: str | None, max_queued: int) -> BenchmarkJob:
+        """Queue a run; refused (429) while ``max_queued`` runs wait already."""
         job = BenchmarkJob(str(uuid.uuid4()), benchmark, mode, k, name)
         with self._lock:
+            waiting = sum(1 for j in self._jobs.values() if j.status == "queued")
+            if waiting >= max_queued:
+                raise RateLimited(
+                    f"{waiting} benchmark runs are queued, at most {max_queued} (match.max_queued_jobs); "
+                    "try again once one has finished",
+                    headers={"Retry-After": str(RETRY_AFTER_S)},
+                )
             self._jobs[job.id] = job
             for old in sorted(self._jobs.values(), key=lambda j: j.created_at)[: max(len(self._jobs) - KEPT, 0)]:
                 if old.finished_at is not None:

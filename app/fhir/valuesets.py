@@ -25,7 +25,10 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import unquote
 
-from app.errors import CircularValueSet, InvalidParameter, NotFound, UnknownSystem, UnresolvedImport
+from fhir.resources.R4B.valueset import ValueSet as FhirValueSet
+from pydantic import ValidationError
+
+from app.errors import CircularValueSet, InvalidParameter, InvalidValueSet, NotFound, UnknownSystem, UnresolvedImport
 from app.fhir.compose import compose_rows
 from app.fhir.context import FhirContext, Subtree
 from app.fhir.params import OperationParams
@@ -240,6 +243,10 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
     if url is not None and not isinstance(url, str):
         raise InvalidParameter(f"{at}.url: expected a URI", f"{at}.url")
 
+    malformed = _malformed(resource, at)  # a compose's own faults are named by its parser first
+    if outside := [fault for fault in malformed if not fault[0].startswith(f"{at}.compose")]:
+        raise InvalidValueSet(f"{outside[0][0]}: {outside[0][1]}", outside[0][0])
+
     used: list[str] = []
     statuses: list[tuple[str, str]] = []
 
@@ -274,11 +281,24 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
     except UnknownSystem as error:  # named, as it passes out, by the outermost value set drawing on it
         error.value_set = canonical_of(url or "the value set", version)
         raise
+    if malformed:
+        raise InvalidValueSet(f"{malformed[0][0]}: {malformed[0][1]}", malformed[0][0])
     subtree = Subtree.of(composed.rows)
     return ValueSetRef(
         url or f"urn:uuid:{uuid.uuid4()}", composed.systems, subtree, version, resource, composed.versions, given.versions,
         tuple(used), tuple(statuses),
     )
+
+
+def _malformed(resource: dict[str, Any], at: str) -> list[tuple[str, str]]:
+    """(element, fault) of each element of a ValueSet that is not of its FHIR R4B type or
+    cardinality (an ``extension`` that is a number, not a list), as fhir.resources checks them."""
+    try:
+        FhirValueSet.model_validate({**resource, "resourceType": "ValueSet"})
+    except ValidationError as error:
+        return [(at + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in e["loc"]), e["msg"])
+                for e in error.errors()]
+    return []
 
 
 def _standards_status(extension: Any) -> bool:

@@ -20,6 +20,7 @@ import json
 
 from app.matching.curies import CurieMap
 from app.matching.matcher import Candidate
+from app.matching.cells import safe_cell
 from app.matching.request import MatchMode
 from app.matching.result import TOOL, MatchRun, RunInfo, tool_version
 
@@ -29,10 +30,12 @@ RANK_PROPERTY = "https://w3id.org/termsearch/rank"
 NO_TERM_FOUND = "sssom:NoTermFound"
 LICENSE = "https://w3id.org/sssom/license/unspecified"
 JUSTIFICATION = {
+    MatchMode.HYBRID: "semapv:SemanticSimilarityThresholdMatching",
     MatchMode.DENSE: "semapv:SemanticSimilarityThresholdMatching",
     MatchMode.LEXICAL: "semapv:LexicalMatching",
 }
 MEASURE = {
+    MatchMode.HYBRID: "the ranking core's calibrated confidence (the probability that the candidate is right)",
     MatchMode.DENSE: "wikidata:Q1784941",  # cosine similarity
     MatchMode.LEXICAL: "normalised Indel similarity of the sorted, folded words (rapidfuzz token_sort_ratio / 100)",
 }
@@ -126,5 +129,6 @@ def _metadata(info: RunInfo, curies: CurieMap) -> str:
 
 
 def _clean(value: str) -> str:
-    """One physical line per row: tabs and line breaks in labels become spaces."""
-    return " ".join(value.split()) if any(c in value for c in "\t\r\n") else value
+    """One physical line per row (tabs and line breaks in labels become spaces), and no cell a
+    spreadsheet would run as a formula (:func:`~app.matching.cells.safe_cell`)."""
+    return safe_cell(" ".join(value.split()) if any(c in value for c in "\t\r\n") else value)

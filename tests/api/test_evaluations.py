@@ -225,8 +225,25 @@ def test_a_gold_set_uploaded_as_csv_runs_as_the_same_items_would(client: TestCli
         ("query,gold\nfast heart rate\n", "text/csv", 422, "body: line 2: expected 2 fields (query, gold), found 1"),
         ("query,gold\nfast,T:2\n ,T:3\n", "text/csv", 422, "body: line 3: a query and at least one gold code are required"),
         ("query,gold\nfast,T:2\n", "application/json", 415, "content-type: expected text/csv (got 'application/json')"),
+        ("query,gold\n" + "x" * 131_073 + ",T:2\n", "text/csv", 422,
+         "body: line 2: not CSV this endpoint reads (field larger than field limit (131072))"),
     ],
 )
 def test_a_malformed_csv_upload_names_its_line(client: TestClient, text: str, content_type: str, status: int, detail: str) -> None:
     response = client.post("/evaluate/csv", params={"system": "toy"}, content=text, headers={"content-type": content_type})
     assert (response.status_code, response.json()["detail"]) == (status, detail)
+
+
+def test_benchmark_runs_wait_in_a_bounded_queue() -> None:
+    from app.errors import RateLimited
+    from app.evaluations.jobs import BenchmarkJobs
+
+    jobs = BenchmarkJobs(lambda: None, None, {})  # type: ignore[arg-type]  # not started: every run stays queued
+    jobs.submit("hpo-synonyms", Mode.HYBRID, 10, None, max_queued=2)
+    jobs.submit("hpo-synonyms", Mode.HYBRID, 10, None, max_queued=2)
+    with pytest.raises(RateLimited) as refused:
+        jobs.submit("hpo-synonyms", Mode.HYBRID, 10, None, max_queued=2)
+    assert refused.value.detail == (
+        "2 benchmark runs are queued, at most 2 (match.max_queued_jobs); try again once one has finished"
+    )
+    assert refused.value.headers == {"Retry-After": "30"}

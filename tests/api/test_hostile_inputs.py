@@ -33,6 +33,13 @@ def raw(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=True).encode()
 
 
+def test_a_huge_integer_is_refused_not_a_crash(client: TestClient) -> None:
+    huge = b'{"resourceType": "Parameters", "parameter": [{"name": "count", "valueInteger": ' + b"9" * 5000 + b"}]}"
+    outcome(client.post(EXPAND, content=huge, headers=FHIR), 400, *INVALID, "body: an integer of 5000 digits, more than 100")
+    body = b'{"target_system": "toy", "k": ' + b"1" * 4301 + b', "concepts": []}'
+    problem(client.post("/match", content=body, headers=JSON), 400, "body: an integer of 4301 digits, more than 100", "body", "malformed-body")
+
+
 @pytest.mark.parametrize(
     ("path", "body", "param"),
     [

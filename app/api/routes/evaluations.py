@@ -17,13 +17,13 @@ from pydantic import BaseModel, Field
 from app.api.deps import CancelledDep, ReaderDep, ServiceDep, SettingsDep
 from app.api.errors import PROBLEM_RESPONSES
 from app.api.http import Route, read_text
-from app.checks import K, MATCH, QUERY, check_length, check_query, check_range, check_system, documented
+from app.checks import MATCH, QUERY, K, check_length, check_query, check_range, check_system, documented
 from app.errors import InvalidParameter, NotFound
 from app.evaluations.jobs import BenchmarkJobs
 from app.evaluations.runs import RunStore, evaluate, system_hierarchy, unknown_gold
 from app.ops.limits import check_cancelled
-from app.search.values import Mode
 from app.search.service import SearchService
+from app.search.values import Mode
 from evaluation.benchmarks import BENCHMARKS
 from evaluation.gold import RankingItem
 from indexer.settings import Settings
@@ -45,11 +45,20 @@ CSV_HEADER = ["query", "gold"]
 def gold_from_csv(text: str) -> list[GoldItem]:
     """Items of an uploaded gold set: header ``query,gold``, gold codes separated by ``|``."""
     rows = csv.reader(io.StringIO(text))
-    header = next(rows, None)
+    try:
+        header = next(rows, None)
+    except csv.Error as exc:
+        raise InvalidParameter(f"body: line 1: not CSV this endpoint reads ({exc})", "body") from None
     if header is None or [h.strip().lower() for h in header] != CSV_HEADER:
         raise InvalidParameter(f"body: line 1: expected the header query,gold (got {','.join(header or [])!r})", "body")
     items = []
-    for row in rows:
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a field over the csv module's limit (131,072 characters), a stray NUL...
+            raise InvalidParameter(f"body: line {rows.line_num}: not CSV this endpoint reads ({exc})", "body") from None
         line = rows.line_num
         if not any(cell.strip() for cell in row):
             continue
@@ -219,7 +228,7 @@ def run_benchmark(
         raise InvalidParameter(f"name: benchmark {name!r} runs on {spec.system}, which is not loaded; loaded: {known}", "name")
     _check(service, settings, spec.system, k)
     _check_name(run_name)
-    job = jobs.submit(name, mode, k, run_name)
+    job = jobs.submit(name, mode, k, run_name, settings.match.max_queued_jobs)
     return JSONResponse(job.to_json(), status_code=202, headers={"Location": f"/benchmarks/jobs/{job.id}"})
 
 
