@@ -40,6 +40,7 @@ serve: build
 	$(PY) -m app --host $(HOST) --port $(PORT)  # uvicorn with the api limits (docs/OPERATIONS.md)
 
 test: install $(CHROMIUM) $(LFORMS)
+	$(PY) .ci/lint  # ruff and mypy: no finding beyond .ci/lint-baseline.json
 	$(PY) -m pytest
 
 clean:

@@ -17,7 +17,8 @@ from typing import IO
 import httpx
 import numpy as np
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
+RESULTS = Path(__file__).with_name("RESULTS.md")  # the current figures, a section per benchmark
+HISTORY = Path(__file__).with_name("HISTORY.md")  # every recorded run, oldest first
 
 
 def percentiles(samples_ms: list[float]) -> dict[str, float]:
@@ -97,13 +98,20 @@ def uvicorn_server(
 
 
 def record(title: str, body: str, command: str) -> None:
-    """Append a dated section to bench/RESULTS.md and echo it."""
-    section = (
-        f"\n## {title}\n\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC · {machine()}\n\n"
-        f"Command: `{command}`\n\n{body.strip()}\n"
-    )
+    """Write a run's section into bench/RESULTS.md, in place of that benchmark's section of the
+    same title (a new one goes last), append it to bench/HISTORY.md, and echo it."""
+    section = f"## {title}\n\nRun: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC · {machine()}\n\nCommand: `{command}`\n\n{body.strip()}\n"
     print(section)
-    if not RESULTS.exists():
-        RESULTS.write_text("# Benchmark results\n\nNewest sections last. Each names its machine, date and command.\n")
-    with RESULTS.open("a", encoding="utf-8") as handle:
-        handle.write(section)
+    with HISTORY.open("a", encoding="utf-8") as handle:
+        handle.write(f"\n{section}")
+    RESULTS.write_text(replace_section(RESULTS.read_text(encoding="utf-8"), title, section), encoding="utf-8")
+
+
+def replace_section(document: str, title: str, section: str) -> str:
+    """``document`` with its ``## title`` section (up to the next ``## ``) replaced by ``section``,
+    or with ``section`` added at the end."""
+    start = document.find(f"\n## {title}\n")
+    if start < 0:
+        return f"{document.rstrip()}\n\n{section}"
+    end = document.find("\n## ", start + 1)
+    return f"{document[: start + 1]}{section}{document[end:] if end >= 0 else ''}"
