@@ -24,32 +24,32 @@ def _build(settings: Settings, toy_reader: StoreReader, **options):
 def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
     settings.knowledge.lay_terms = False  # the toy's own labels (21) and the abbreviations'
     result = _build(settings, toy_reader)
-    assert result.built and result.labels == 29
+    assert result.built and result.labels == 31
     bundle = Bundle(current_bundle(settings.bundles_dir))
     manifest = bundle.manifest
     assert (manifest["encoder"]["id"], manifest["encoder"]["precision"]) == ("fake-hash-32", "float")
     assert manifest["dimension"] == 32
     assert (manifest["vector"]["backend"], manifest["vector"]["kind"]) == ("faiss-hnsw", "hnsw")  # auto: by size
-    assert manifest["vector"]["recall_at_10"] == 1.0  # measured at build against the exact scan (29 labels: exact)
+    assert manifest["vector"]["recall_at_10"] == 1.0  # measured at build against the exact scan (31 labels: exact)
     assert manifest["lexical"]["backend"] == "tantivy"
-    assert manifest["counts"] == {"concepts": 13, "labels": 29}
+    assert manifest["counts"] == {"concepts": 13, "labels": 31}
     stages = {"catalog", "knowledge", "embed", "lineage", "vector_index", "lexical_index", "chargram_index", "vocabulary"}
     assert set(manifest["build_seconds"]) == stages
     toy = bundle.systems["toy"]
     # Active concepts' labels first: the one obsolete concept's single label sits at the end.
     assert (toy.start, toy.active_stop, toy.stop, toy.concepts) == (0, 16, 17, 8)
     assert bundle.label_text[16] == "obsolete Rapid pulse"
-    assert bundle.systems["toyicd"].label_range(include_inactive=False) == (17, 29)
-    assert len(bundle.vectors) == 29
+    assert bundle.systems["toyicd"].label_range(include_inactive=False) == (17, 31)
+    assert len(bundle.vectors) == 31
     # The abbreviation table's rows found their meanings by name, and say where they came from.
     added = {(bundle.concepts[bundle.label_concept[i]].code, bundle.label_text[i]): bundle.label_origin[i]
              for i in range(len(bundle.label_text)) if bundle.label_knowledge[i] == "abbreviations"}
     assert set(added) == {
-        ("I10", "HTN"), ("I10", "HBP"), ("I21", "MI"), ("I21", "AMI"), ("T:2", "tachy"), ("R00.0", "tachy"), ("T:3", "brady"),
-        ("T:4", "HL"),
+        ("I10", "HTN"), ("I10", "HBP"), ("I10", "HT"), ("I21", "MI"), ("I21", "AMI"), ("I21.0", "AWMI"), ("T:2", "tachy"),
+        ("R00.0", "tachy"), ("T:3", "brady"), ("T:4", "HL"),
     }
     assert added[("I21", "MI")].endswith("MI = myocardial infarction | acute myocardial infarction")
-    assert manifest["knowledge"]["abbreviations"]["labels"] == 8
+    assert manifest["knowledge"]["abbreviations"]["labels"] == 10
     assert "lay_terms" not in manifest["knowledge"]
 
 
@@ -115,7 +115,7 @@ def test_interrupted_embedding_resumes_from_checkpoints(settings, toy_reader, mo
     monkeypatch.setattr(encoder, "encode", lambda texts: calls.append(len(texts)) or original(texts))
     result = build_bundle(settings, toy_reader, encoder, ["toy", "toyicd"], show_progress=False)
     assert result.built
-    assert calls == [8, 8, 4]  # 28 distinct labels ("tachy" twice) in chunks of 8: the first chunk came from its checkpoint
+    assert calls == [8, 8, 6]  # 30 distinct labels ("tachy" twice) in chunks of 8: the first chunk came from its checkpoint
     calls.clear()
     settings.vector.backend = "numpy"  # new index settings, same model and labels: nothing re-embedded
     rebuilt = build_bundle(settings, toy_reader, encoder, ["toy", "toyicd"], show_progress=False)

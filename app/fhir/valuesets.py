@@ -292,12 +292,16 @@ def _explicit(context: FhirContext, resource: dict[str, Any], given: Given, at: 
 
 def _malformed(resource: dict[str, Any], at: str) -> list[tuple[str, str]]:
     """(element, fault) of each element of a ValueSet that is not of its FHIR R4B type or
-    cardinality (an ``extension`` that is a number, not a list), as fhir.resources checks them."""
+    cardinality (an ``extension`` that is a number, not a list), as fhir.resources checks them;
+    a missing element is no fault here (the compose's parser names what it needs)."""
     try:
         FhirValueSet.model_validate({**resource, "resourceType": "ValueSet"})
     except ValidationError as error:
-        return [(at + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in e["loc"]), e["msg"])
-                for e in error.errors()]
+        return [
+            (at + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in e["loc"]), e["msg"])
+            for e in error.errors()
+            if not e["type"].endswith("missing")  # a required element left out (status) is tolerated, as clients do
+        ]
     return []
 
 

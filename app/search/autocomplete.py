@@ -69,7 +69,7 @@ class Autocomplete:
     def _unfinished(self, text: str, rewritten: str, ranking: Ranking) -> bool:
         """Whether ``text`` (3 characters or more) ends in a word being typed that goes somewhere:
         completed, corrected, after finished words, or the beginning of a word of the labels."""
-        partial = partial_word(text)
+        partial = partial_word(text.rstrip("'-/"))  # "can'", "cone-": a word still being typed
         if partial is None or len(text.strip()) < MIN_FALLBACK:
             return False
         if rewritten != text.strip() or ranking.suggestion or words(without_last_word(text)):

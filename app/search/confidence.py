@@ -36,9 +36,8 @@ LABEL_FEATURES = (
     "rewritten",  # 1 when the features come from a rewrite of the query (spelling corrected, or
     # another terminology's name for what the query names exactly)
     "cosine_top",  # the cosine when it is the highest among the query's candidates, else 0
-    "label_extra",  # share of the label's words beyond as many as the query has ("Bilateral
-    # cryptorchidism" for "cryptorchidsm"): a name that adds nothing is the one meant
-    "char_top",  # for a query with a word the labels do not hold (a misspelling), the char
+    "char_top",  # for a query with a word the labels do not hold and the spelling corrector could
+    # correct (a misspelling, not a string of letters nobody writes: "xxx"), the char
     # similarity when it is the highest among the candidates, else 0: a misspelling's right
     # concept is the one nearest in characters even when another is nearer in meaning
 )

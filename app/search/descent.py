@@ -78,6 +78,7 @@ class Descent:
             if found is not None and found not in seen:
                 parent = self.bundle.concepts[ranked.concept]
                 via = f"via {parent.code} {parent.display}: its code for what the query states"
+                via = f"{ranked.via}; {via}" if ranked.via else via  # how the category was found, then the descent
                 out.append(replace(ranked, concept=found, via=via, category=ranked.concept))
                 seen.add(found)
             keep = not required or (found is None and self.bundle.billable[ranked.concept])

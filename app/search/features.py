@@ -10,13 +10,14 @@ import scipy.sparse as sp
 
 from app.search.channels import Asked
 from app.search.confidence import LABEL_FEATURES, Calibration
-from app.search.details import Details, agreement
+from app.search.details import DETAIL_FEATURES, Details, agreement
 from app.search.rewrite import WORD_SPLIT
 from indexer.bundle import Bundle
-from indexer.lexical.normalise import fold, words
+from indexer.lexical.normalise import fold
 from indexer.lexical.vocabulary import Vocabulary
 
-COS, CHAR, WORDS, LABEL_WORDS, CODE, REWRITTEN, COS_TOP, LABEL_EXTRA, CHAR_TOP = range(len(LABEL_FEATURES))
+COS, CHAR, WORDS, LABEL_WORDS, CODE, REWRITTEN, COS_TOP, CHAR_TOP = range(len(LABEL_FEATURES))
+DETAIL_DEPTH = 60  # candidates, best by their labels, whose names' details are worked out
 
 
 class FeatureScorer:
@@ -43,10 +44,13 @@ class FeatureScorer:
         name's agreement with the details ``stated``), the label to show (the one the calibrated
         model scores best, or with ``by_cosine`` the nearest) and the bridge it came by."""
         labels, shown, via = self._label_features(asked, rows, code_rows, left_out, by_cosine)
-        details = np.asarray(
-            [agreement(stated, self.details(row), self.bundle.billable[row]) for row in rows.tolist()], np.float32
-        )
-        return np.hstack([labels, details.reshape(len(rows), -1)]), shown, via
+        details = np.zeros((len(rows), len(DETAIL_FEATURES)), np.float32)
+        details[:, -1] = self.bundle.billable[rows]  # the last detail feature
+        # Details decide among the candidates whose labels match best: the others' are not worked out.
+        logit = labels @ np.asarray(self.calibration.weights[: len(LABEL_FEATURES)], dtype=np.float32)
+        for i in np.argsort(-logit, kind="stable")[:DETAIL_DEPTH].tolist():
+            details[i] = agreement(stated, self.details(int(rows[i])), bool(self.bundle.billable[rows[i]]))
+        return np.hstack([labels, details]), shown, via
 
     def _details_of(self, row: int) -> Details:
         """The details a concept's name carries (cached as :attr:`details`)."""
@@ -72,8 +76,7 @@ class FeatureScorer:
         abbreviations = bundle.label_abbreviation[label_ids]
         # Abbreviations of stop words only ("AS") have no tokens to compare: their text is compared;
         # those that are ordinary words ("HE") match only as typed, in capitals ("he" is no HE).
-        label_sizes = np.diff(label_tokens.indptr).astype(np.float32)
-        stop_only = np.flatnonzero(abbreviations & (label_sizes == 0))
+        stop_only = np.flatnonzero(abbreviations & (np.diff(label_tokens.indptr) == 0))
         written = [
             i for i in np.flatnonzero(abbreviations).tolist() if fold(bundle.label_text[label_ids[i]]).strip() in self.ordinary
         ]
@@ -92,7 +95,6 @@ class FeatureScorer:
                 whole[written] = [bundle.label_text[label].strip() in as_typed for label in label_ids[written].tolist()]
             part[abbreviations & ~whole, COS : CHAR + 1] = 0.0
             part[:, REWRITTEN] = float(query.corrected)
-            part[:, LABEL_EXTRA] = np.maximum(label_sizes - len(set(query.tokens)), 0) / np.maximum(label_sizes, 1)
             better = part @ weights > per_label @ weights
             per_label[better] = part[better]
             source[better] = number
@@ -101,12 +103,12 @@ class FeatureScorer:
         label_score = per_label @ weights
         by_score = np.lexsort((-label_score, owner))  # per candidate, its best-scored label first
         best = by_score[np.searchsorted(owner[by_score], np.arange(len(rows)))]
-        concept_features[:, [REWRITTEN, LABEL_EXTRA]] = per_label[best][:, [REWRITTEN, LABEL_EXTRA]]  # the shown label's
+        concept_features[:, REWRITTEN] = per_label[best, REWRITTEN]
         for column, top in ((COS, COS_TOP), (CHAR, CHAR_TOP)):
             values = concept_features[:, column]
             concept_features[:, top] = np.where(values >= values.max() - 1e-6, values, 0.0)
-        if all(word in self.vocabulary for word in words(asked[0].text)):
-            concept_features[:, CHAR_TOP] = 0.0  # every word is known: no misspelling to favour
+        if not any(query.corrected and query.via is None for query in asked):
+            concept_features[:, CHAR_TOP] = 0.0  # no word was corrected: no misspelling to favour
         return concept_features, label_ids[best], [asked[number].via for number in source[best].tolist()]
 
     def _cosines(self, asked: list[Asked], label_ids: np.ndarray) -> np.ndarray:
