@@ -36,8 +36,7 @@ LABEL_FEATURES = (
     "rewritten",  # 1 when the features come from a rewrite of the query (spelling corrected, or
     # another terminology's name for what the query names exactly)
     "cosine_top",  # the cosine when it is the highest among the query's candidates, else 0
-    "char_top",  # for a query with a word the labels do not hold and the spelling corrector could
-    # correct (a misspelling, not a string of letters nobody writes: "xxx"), the char
+    "char_top",  # for a query with a word the labels do not hold (a misspelling), the char
     # similarity when it is the highest among the candidates, else 0: a misspelling's right
     # concept is the one nearest in characters even when another is nearer in meaning
 )
