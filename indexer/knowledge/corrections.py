@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.catalog import Catalog
+from indexer.knowledge import tsv
 from indexer.knowledge.alignment import Alignment
 from indexer.lexical.normalise import fold
 from indexer.records import SourceError
@@ -33,21 +34,8 @@ class Correction:
 
 
 def read(path: Path = PATH) -> list[Correction]:
-    lines = [
-        (n, line)
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if line.strip() and not line.startswith("#")
-    ]
     out = []
-    for (number, _), fields in zip(
-        lines, csv.reader((line for _, line in lines), delimiter="\t", quoting=csv.QUOTE_NONE), strict=True
-    ):
-        if fields == HEADER:
-            continue
-        if len(fields) != len(HEADER):
-            raise SourceError(
-                path, number, f"expected {len(HEADER)} tab-separated fields ({', '.join(HEADER)}), found {len(fields)}"
-            )
+    for number, fields in tsv.rows(path, HEADER, csv.QUOTE_NONE):
         kind, system, code, what, reason = (field.strip() for field in fields[:5])
         if kind not in KINDS:
             raise SourceError(path, number, f"kind {kind!r} is not one of {', '.join(KINDS)}")

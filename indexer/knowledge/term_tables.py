@@ -12,7 +12,6 @@ of them is certain (the ranking core's confidence splits).
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -20,11 +19,11 @@ from functools import cached_property
 from pathlib import Path
 
 from indexer.catalog import Catalog, Entry
+from indexer.knowledge import tsv
 from indexer.knowledge.alignment import codable, names
 from indexer.lexical.normalise import label_key
 from indexer.records import Designation, DesignationUse, SourceError
 
-_VERSION = re.compile(r"\bVersion (\d+)\b")
 _ORIGIN = re.compile(r"^.+ v\d+, line \d+: .+? = (?P<first>[^|]+?)(?: \| .*)?$")
 
 
@@ -59,20 +58,11 @@ class TermTable:
     @cached_property
     def version(self) -> int:
         """The table's version, stated on its first line ("... Version 2 (2026-11-24)")."""
-        first = self.path.read_text(encoding="utf-8").partition("\n")[0]
-        if not (found := _VERSION.search(first)):
-            raise SourceError(self.path, 1, "the first line must state the table's version ('Version N')")
-        return int(found.group(1))
+        return tsv.version(self.path)
 
     def read(self) -> list[Row]:
-        lines = enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1)
-        rows = [(n, line) for n, line in lines if line.strip() and not line.startswith("#")]
         out = []
-        for (number, _), fields in zip(rows, csv.reader((line for _, line in rows), delimiter="\t"), strict=True):
-            if fields == self.header:
-                continue
-            if len(fields) != len(self.header):
-                raise SourceError(self.path, number, f"expected {len(self.header)} tab-separated fields, found {len(fields)}")
+        for number, fields in tsv.rows(self.path, self.header):
             expansions = tuple(e.strip() for e in fields[1].split("|") if e.strip())
             if not fields[0].strip() or not expansions:
                 raise SourceError(self.path, number, "a term and at least one expansion are required")

@@ -15,13 +15,13 @@ evaluation set; each version judged on a random sample by a second reader (docs/
 from __future__ import annotations
 
 import csv
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from indexer.catalog import Catalog
+from indexer.knowledge import tsv
 from indexer.lexical.normalise import fold
 from indexer.records import Designation, DesignationUse, SourceError
 
@@ -29,7 +29,6 @@ DIRECTORY = Path(__file__).with_name("vocabulary")
 HEADER = ["code", "name", "phrasing", "register"]
 REGISTERS = {"lay": "lay phrasing", "parent": "parent phrasing", "clinician": "clinician phrasing"}
 KNOWLEDGE = "vocabulary"
-_VERSION = re.compile(r"\bVersion (\d+)\b")
 
 
 @dataclass(frozen=True)
@@ -62,24 +61,11 @@ class VocabularyTable:
 
     @cached_property
     def version(self) -> int:
-        first = self.path.read_text(encoding="utf-8").partition("\n")[0]
-        if not (found := _VERSION.search(first)):
-            raise SourceError(self.path, 1, "the first line must state the table's version ('Version N')")
-        return int(found.group(1))
+        return tsv.version(self.path)
 
     def read(self) -> list[Phrasing]:
-        lines = enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1)
-        rows = [(n, line) for n, line in lines if line.strip() and not line.startswith("#")]
         out = []
-        for (number, _), fields in zip(
-            rows, csv.reader((line for _, line in rows), delimiter="\t", quoting=csv.QUOTE_NONE), strict=True
-        ):
-            if fields == HEADER:
-                continue
-            if len(fields) != len(HEADER):
-                raise SourceError(
-                    self.path, number, f"expected {len(HEADER)} tab-separated fields ({', '.join(HEADER)}), found {len(fields)}"
-                )
+        for number, fields in tsv.rows(self.path, HEADER, csv.QUOTE_NONE):
             code, name, text, register = (field.strip() for field in fields)
             if register not in REGISTERS:
                 raise SourceError(self.path, number, f"register {register!r} is not one of {', '.join(REGISTERS)}")

@@ -68,7 +68,7 @@ def test_a_lay_term_lands_as_a_layperson_designation_with_its_origin(tmp_path: P
 @pytest.mark.parametrize(
     ("rows", "line", "message"),
     [
-        ("PE\tpulmonary embolism\n", 3, "expected 4 tab-separated fields, found 2"),
+        ("PE\tpulmonary embolism\n", 3, "expected 4 tab-separated fields (abbreviation, expansions, context, note), found 2"),
         ("HTN\thypertension\t\t\n\tpleural effusion\t\t\n", 4, "a term and at least one expansion are required"),
     ],
 )
