@@ -19,7 +19,6 @@ the same bundle, so that only the knowledge differs.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from collections import defaultdict
@@ -33,7 +32,7 @@ from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
 from app.search.values import Mode  # noqa: E402
-from bench.common import record  # noqa: E402
+from bench.common import GoldItem, labels_by_source, read_gold, record  # noqa: E402
 from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS  # noqa: E402
 from indexer.lexical.normalise import fold  # noqa: E402
 from indexer.settings import Settings  # noqa: E402
@@ -43,25 +42,20 @@ SYSTEM = "icd10cm"
 KINDS = ("lay", "abbreviation", "misspelled")
 
 
-def read_items(name: str) -> list[tuple[str, str, tuple[str, ...]]]:
-    path = Path(__file__).with_name("data") / SETS[name]
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
-    return [(r["query"], r["kind"], tuple(r["accepted"].split("|"))) for r in csv.DictReader(lines, delimiter="\t")]
+def read_items(name: str) -> list[GoldItem]:
+    return read_gold(SETS[name])
 
 
 def configurations(service: SearchService) -> dict[str, tuple[frozenset[int], bool, bool]]:
     """name -> (labels left out, bridges on, MeSH entry-term bridges on)."""
-    by_source: dict[str, set[int]] = defaultdict(set)
-    for label, source in enumerate(service.bundle.label_knowledge):
-        if source is not None:
-            by_source[source.split(":")[0]].add(label)
+    by_source = labels_by_source(service.bundle.label_knowledge)
     every = frozenset().union(*by_source.values())
     out = {"release labels only": (every, False, False)}
-    for source, labels in sorted(by_source.items()):
+    for source, labels in by_source.items():
         out[f"+ {source} only"] = (every - labels, False, False)
     out["+ bridges only"] = (every, True, True)
-    for source, labels in sorted(by_source.items()):
-        out[f"all but {source}"] = (frozenset(labels), True, True)
+    for source, labels in by_source.items():
+        out[f"all but {source}"] = (labels, True, True)
     out["all but MeSH entry terms"] = (frozenset(), True, False)
     out["all but bridges"] = (frozenset(), False, False)
     out["all (served)"] = (frozenset(), True, True)

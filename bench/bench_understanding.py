@@ -18,7 +18,6 @@ setting: one bundle, so that only the knowledge differs.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from collections import defaultdict
@@ -32,18 +31,12 @@ from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
 from app.search.values import Mode  # noqa: E402
-from bench.common import record  # noqa: E402
+from bench.common import GoldItem, labels_by_source, read_gold, record  # noqa: E402
 from indexer.lexical.normalise import fold  # noqa: E402
 from indexer.settings import Settings  # noqa: E402
 
 SETS = {"icd10cm": "understanding_icd10cm.tsv", "hpo": "understanding_hpo.tsv"}
-Item = tuple[str, str, tuple[str, ...]]
-
-
-def read_items(system: str) -> list[Item]:
-    path = Path(__file__).with_name("data") / SETS[system]
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
-    return [(r["query"], r["kind"], tuple(r["accepted"].split("|"))) for r in csv.DictReader(lines, delimiter="\t")]
+Item = GoldItem
 
 
 def kept_items(service: SearchService, system: str) -> tuple[list[Item], set[str]]:
@@ -54,23 +47,20 @@ def kept_items(service: SearchService, system: str) -> tuple[list[Item], set[str
     own, added = set(), set()
     for i in range(start, stop):
         (own if bundle.label_knowledge[i] is None else added).add(fold(bundle.label_text[i]).strip())
-    kept = [item for item in read_items(system) if fold(item[0]).strip() not in own]
+    kept = [item for item in read_gold(SETS[system]) if fold(item[0]).strip() not in own]
     return kept, {query for query, _, _ in kept if fold(query).strip() in added}
 
 
 def configurations(service: SearchService, quick: bool) -> dict[str, tuple[frozenset[int], bool]]:
     """name -> (labels left out, grammar on)."""
-    by_source: dict[str, set[int]] = defaultdict(set)
-    for label, source in enumerate(service.bundle.label_knowledge):
-        if source is not None:
-            by_source[source.split(":")[0]].add(label)
+    by_source = labels_by_source(service.bundle.label_knowledge)
     every = frozenset().union(*by_source.values())
     out = {"all (served)": (frozenset(), True)}
     if quick:
         return out
     out["all but the grammar"] = (frozenset(), False)
-    for source, labels in sorted(by_source.items()):
-        out[f"all but {source}"] = (frozenset(labels), True)
+    for source, labels in by_source.items():
+        out[f"all but {source}"] = (labels, True)
     out["release labels only, no grammar"] = (every, False)
     return out
 
@@ -129,7 +119,7 @@ def main() -> None:
         counts = ", ".join(f"{kind} {sum(1 for _, k, _ in items if k == kind)}" for kind in kinds)
         header = " | ".join(f"{g} @{k}" for g in (*kinds, "all") for k in (1, 10))
         sections += [
-            f"**{system}**: {len(read_items(system))} items, {len(items)} kept ({counts}); {len(added)} of them equal a "
+            f"**{system}**: {len(read_gold(SETS[system]))} items, {len(items)} kept ({counts}); {len(added)} of them equal a "
             "label a knowledge source added (strict @1 leaves those out too).",
             "",
             f"| configuration | mode | {header} | strict @1 | ms/query |",

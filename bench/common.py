@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import platform
 import socket
@@ -17,8 +18,27 @@ from typing import IO
 import httpx
 import numpy as np
 
+DATA = Path(__file__).with_name("data")  # the query sets
+GoldItem = tuple[str, str, tuple[str, ...]]  # query, kind, accepted codes (a code or a prefix of codes)
 RESULTS = Path(__file__).with_name("RESULTS.md")  # the current figures, a section per benchmark
 HISTORY = Path(__file__).with_name("HISTORY.md")  # every recorded run, oldest first
+
+
+def read_gold(name: str) -> list[GoldItem]:
+    """A query set of bench/data: ``#`` comment lines, then a TSV of query, kind and accepted
+    codes separated by ``|``."""
+    lines = [line for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    return [(r["query"], r["kind"], tuple(r["accepted"].split("|"))) for r in csv.DictReader(lines, delimiter="\t")]
+
+
+def labels_by_source(label_knowledge: Sequence[str | None]) -> dict[str, frozenset[int]]:
+    """The label ids each knowledge source added (``abbreviations``, ``vocabulary``...), to leave
+    a source out of a ranking by ``Scope.exclude_labels``."""
+    found: dict[str, set[int]] = {}
+    for label, source in enumerate(label_knowledge):
+        if source is not None:
+            found.setdefault(source.split(":")[0], set()).add(label)
+    return {source: frozenset(labels) for source, labels in sorted(found.items())}
 
 
 def percentiles(samples_ms: list[float]) -> dict[str, float]:

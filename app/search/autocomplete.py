@@ -14,6 +14,7 @@ unfinished the list is never blank (rows below the threshold are listed, with th
 from __future__ import annotations
 
 import re
+from functools import cached_property
 
 import numpy as np
 
@@ -44,6 +45,11 @@ class Autocomplete:
         self.service = service
         self.completions = completions
 
+    @cached_property
+    def _everywhere(self) -> tuple[tuple[int, int], ...]:
+        """The label ranges of every loaded system."""
+        return tuple(system.label_range(True) for system in self.service.bundle.systems.values())
+
     def rewrite(self, text: str, scope: Scope) -> str:
         """The text the core ranks: ``text`` with its unfinished last word completed."""
         partial = partial_word(text)
@@ -56,12 +62,11 @@ class Autocomplete:
         # (HPO's "Heart attack" completes "heart att" for an ICD-10-CM search too). When no
         # completion goes with them, the fragment stays as typed ("can't hear" is no "heart").
         # Alone, a fragment becomes its most common completion in the scope ("tachyc").
-        everywhere = tuple(s.label_range(True) for s in bundle.systems.values())
         if finished_words := words(finished):
-            best = self._with_finished(partial, finished_words, everywhere)
+            best = self._with_finished(partial, finished_words, self._everywhere)
         else:
             options = vocabulary.completions(partial, tuple(scope.ranges(bundle)), self.completions) or (
-                vocabulary.completions(partial, everywhere, self.completions)
+                vocabulary.completions(partial, self._everywhere, self.completions)
             )
             best = None if partial in vocabulary or not options else options[0]
         return f"{finished} {best}".strip() if best else text.strip()
@@ -74,8 +79,7 @@ class Autocomplete:
             return False
         if rewritten != text.strip() or ranking.suggestion or words(without_last_word(text)):
             return True
-        everywhere = tuple(s.label_range(True) for s in self.service.bundle.systems.values())
-        return bool(self.service.vocabulary.completions(partial, everywhere, 1))
+        return bool(self.service.vocabulary.completions(partial, self._everywhere, 1))
 
     def _with_finished(self, partial: str, finished: list[str], ranges: tuple[tuple[int, int], ...]) -> str | None:
         """The completion of ``partial`` held by most labels in ``ranges`` that also hold every
@@ -87,8 +91,8 @@ class Autocomplete:
         return vocabulary.completions_among(partial, labels[_inside(labels, ranges)])
 
     def rank(self, text: str, scope: Scope, k: int, min_confidence: float = 0.0) -> Ranking:
-        """The core's ranking of the rewritten text. While the last word is unfinished and
-        completes to a word of the labels (or is corrected), the list never goes blank: when no
+        """The core's ranking of the rewritten text. While the last word is being typed and goes
+        somewhere (:meth:`_unfinished`), the list never goes blank: when no
         row reaches ``min_confidence``, the best rows below it are listed (their confidence says
         how low), so a coder's list does not flicker empty mid-word ("left knee o")."""
         rewritten = self.rewrite(text, scope)

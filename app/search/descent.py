@@ -26,7 +26,7 @@ from indexer.lexical.normalise import tokens
 
 MAX_BELOW = 600  # codes below a category searched for its billable ones, in code order
 NEUTRAL = frozenset(tokens("unspecified without complications complication NOS initial encounter closed"))
-SHOWN = 3  # top rows whose codes are listed after them when billable codes are not required
+SHOWN = 3  # top rows whose codes are listed before them when billable codes are not required
 
 
 class Descent:

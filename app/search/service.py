@@ -95,7 +95,8 @@ class SearchService:
         """:meth:`rank` for several queries (each text's searches started once, as soon as it is known)."""
         required = scope.billable is True  # categories are ranked too, then descend to their codes
         ranked_scope = replace(scope, billable=None) if required else scope
-        where = self.channels.where(ranked_scope, k + DESCENT_MARGIN if required else k)
+        depth = k + DESCENT_MARGIN if required else k
+        where = self.channels.where(ranked_scope, depth)
         codes = where.mask & self.bundle.billable if required else where.mask
         searches: dict[str, Searches] = {}
 
@@ -117,9 +118,7 @@ class SearchService:
         rankings = []
         for query, correction, reading, texts in zip(queries, corrections, readings, asked, strict=True):
             stated = Details.of(f"{query} {reading.text}")
-            found, above = self._rank(
-                texts, stated, ranked_scope, where, k + DESCENT_MARGIN if required else k, mode, min_confidence
-            )
+            found, above = self._rank(texts, stated, ranked_scope, where, depth, mode, min_confidence)
             found = self.descent.apply(found, stated, reading.text, codes, required, k)
             rankings.append(Ranking(found, correction, above))
         return rankings
