@@ -223,10 +223,16 @@ class ApiSettings(BaseModel):
     # Token bucket per client (its API key, else its address): refill per second, bucket size.
     rate_limit_per_s: float = Field(default=0.0, ge=0, description="0 = no rate limiting")
     rate_limit_burst: int = Field(default=100, ge=1)
-    # Wrong keys per client (its address): a bucket of ``auth_failure_burst`` refilled at
-    # ``auth_failures_per_s``; once empty, 429 until it refills, whatever key is sent.
+    # Wrong keys per client and key (address and the key sent): a bucket of ``auth_failure_burst``
+    # refilled at ``auth_failures_per_s``; once empty, that key from that address gets 429 until
+    # it refills (the right key from the same address still passes).
     auth_failures_per_s: float = Field(default=1.0, gt=0)
     auth_failure_burst: int = Field(default=10, ge=1)
+    # Wrong keys from every client together: once this bucket is empty, only addresses that
+    # presented a right key in the last ``auth_trust_s`` seconds have their keys compared.
+    auth_failures_global_per_s: float = Field(default=20.0, gt=0)
+    auth_failure_global_burst: int = Field(default=200, ge=1)
+    auth_trust_s: float = Field(default=3600.0, gt=0)
     # uvicorn (python -m app): connections open at once (then 503), seconds to drain on shutdown,
     # seconds a kept-alive connection may stay silent, seconds a connection has to send a
     # request's headers (from when it opens, and after each response), pending connections.

@@ -36,8 +36,14 @@ def install(app: FastAPI, settings: Settings) -> None:
         buckets = TokenBuckets(api.rate_limit_per_s, api.rate_limit_burst)
         app.add_middleware(RateLimitMiddleware, buckets=buckets, exempt_paths=UNLIMITED_PATHS)
     if api.auth_enabled:
-        failures = TokenBuckets(api.auth_failures_per_s, api.auth_failure_burst)
-        app.add_middleware(ApiKeyMiddleware, keys=api.keys, public_paths=api.public_paths, failures=failures)
+        app.add_middleware(
+            ApiKeyMiddleware,
+            keys=api.keys,
+            public_paths=api.public_paths,
+            failures=TokenBuckets(api.auth_failures_per_s, api.auth_failure_burst),
+            ceiling=TokenBuckets(api.auth_failures_global_per_s, api.auth_failure_global_burst),
+            trust_s=api.auth_trust_s,
+        )
     if api.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -29,15 +29,30 @@ def presented_key(scope: Scope) -> str | None:
 class ApiKeyMiddleware:
     """401 problem unless the request presents one of ``keys``; ``public_paths`` need none.
 
-    Each wrong key takes a token from its client's (address's) ``failures`` bucket; while that is
-    empty the client gets 429 with ``Retry-After`` before any key is compared, so guessing runs
-    at the bucket's refill rate."""
+    Wrong keys are throttled twice, each time before any comparison (429 with ``Retry-After``):
+    - per client and key (``failures``, keyed by address and a digest of the key sent): one wrong
+      key repeated from an address runs dry, and the right key from that address still passes;
+    - for every client together (``ceiling``, one bucket): guesses spread over many addresses and
+      keys are bounded too. While it is empty, only addresses that presented a right key in the
+      last ``trust_s`` seconds have their keys compared; others wait.
+    """
 
-    def __init__(self, app: ASGIApp, keys: Iterable[str], public_paths: Iterable[str], failures: TokenBuckets) -> None:
+    def __init__(  # noqa: PLR0913
+        self,
+        app: ASGIApp,
+        keys: Iterable[str],
+        public_paths: Iterable[str],
+        failures: TokenBuckets,
+        ceiling: TokenBuckets,
+        trust_s: float = 3600.0,
+        max_trusted: int = 10_000,
+    ) -> None:
         self.app = app
         self.keys = [key.encode() for key in keys]
         self.public_paths = frozenset(public_paths)
-        self.failures = failures
+        self.failures, self.ceiling = failures, ceiling
+        self.trust_s, self.max_trusted = trust_s, max_trusted
+        self._trusted: OrderedDict[str, float] = OrderedDict()  # address -> when a right key last came from it
 
     def _match(self, presented: str) -> bytes | None:
         """The matching key; every key is compared in full, whatever matches, so the time taken
@@ -48,28 +63,53 @@ class ApiKeyMiddleware:
                 found = key
         return found
 
+    def _wait(self, address: str, client: str) -> float:
+        """Seconds this guess must wait (0: compare it now)."""
+        if wait := self.failures.wait(client):
+            return wait
+        trusted = self._trusted.get(address)
+        if trusted is not None and self.ceiling.clock() - trusted < self.trust_s:
+            return 0.0
+        return self.ceiling.wait(GLOBAL)
+
+    def _trust(self, address: str) -> None:
+        self._trusted.pop(address, None)
+        self._trusted[address] = self.ceiling.clock()
+        if len(self._trusted) > self.max_trusted:
+            self._trusted.popitem(last=False)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self.public_paths:
             await self.app(scope, receive, send)
             return
         presented = presented_key(scope)
-        client = "addr:" + (scope.get("client") or ("-",))[0]
-        if presented is not None and (wait := self.failures.wait(client)):
+        address = (scope.get("client") or ("-",))[0]
+        client = f"addr:{address}|key:{_digest(presented.encode())}" if presented is not None else ""
+        if presented is not None and (wait := self._wait(address, client)):
             retry_after = str(math.ceil(wait))
-            detail = f"too many wrong API keys from this client; retry after {retry_after} s"
+            detail = f"too many wrong API keys; retry after {retry_after} s"
             await render(RateLimited(detail, headers={"Retry-After": retry_after}), scope["path"])(scope, receive, send)
             return
         key = self._match(presented) if presented is not None else None
         if key is None:
             if presented is not None:
                 self.failures.take(client)
+                self.ceiling.take(GLOBAL)
             detail = "invalid API key" if presented else "an API key is required: send X-API-Key or Authorization: Bearer"
             response = render(Unauthorized(detail, headers={"WWW-Authenticate": 'Bearer realm="termsearch"'}), scope["path"])
             await response(scope, receive, send)
             return
+        self._trust(address)
         # The rate limiter counts per key; a digest keeps the key itself out of the state.
-        scope.setdefault("state", {})[CLIENT_ID] = "key:" + hashlib.sha256(key).hexdigest()[:16]
+        scope.setdefault("state", {})[CLIENT_ID] = "key:" + _digest(key)
         await self.app(scope, receive, send)
+
+
+GLOBAL = "*"  # the ceiling's one bucket
+
+
+def _digest(key: bytes) -> str:
+    return hashlib.sha256(key).hexdigest()[:16]
 
 
 class TokenBuckets:

@@ -1,6 +1,6 @@
 """API keys: the example key of ``.env.example`` is refused at start-up, wrong keys are
-throttled per client (429 with ``Retry-After``) before any comparison, and refused requests are
-counted under the route they were sent to."""
+throttled per client and key and under a global ceiling (429 with ``Retry-After``) before any
+comparison, and refused requests are counted under the route they were sent to."""
 
 from __future__ import annotations
 
@@ -32,18 +32,22 @@ KEY = "k" * 32
 
 @pytest.fixture
 def guarded(built: Settings) -> Iterator[TestClient]:
-    """Auth on; 3 wrong keys per client, then one more every 100 s."""
-    api = ApiSettings(auth_enabled=True, api_keys=KEY, auth_failure_burst=3, auth_failures_per_s=0.01, bundle_check_s=0)
+    """Auth on; 3 wrong keys per client and key, then one more every 100 s; 5 from everyone, then one every 50 s."""
+    api = ApiSettings(
+        auth_enabled=True, api_keys=KEY, auth_failure_burst=3, auth_failures_per_s=0.01,
+        auth_failure_global_burst=5, auth_failures_global_per_s=0.02, bundle_check_s=0,
+    )
     with TestClient(create_app(built.model_copy(update={"api": api}), encoder=FakeEncoder(32))) as client:
         yield client
 
 
-def _search(client: TestClient, key: str | None) -> httpx.Response:
+def _search(client: TestClient, key: str | None, address: str = "testclient") -> httpx.Response:
     headers = {"x-api-key": key} if key else {}
+    client._transport.client = (address, 50000)  # noqa: SLF001  (the address the app sees)
     return client.get("/search", params={"q": "heart", "system": "toy"}, headers=headers)
 
 
-def test_wrong_keys_are_throttled_per_client_before_any_comparison(guarded: TestClient) -> None:
+def test_a_wrong_key_is_throttled_per_client_and_key_and_the_right_key_still_passes(guarded: TestClient) -> None:
     assert [_search(guarded, "w" * 32).status_code for _ in range(3)] == [401, 401, 401]
     throttled = _search(guarded, "w" * 32)
     assert (throttled.status_code, throttled.headers["retry-after"]) == (429, "100")
@@ -51,11 +55,20 @@ def test_wrong_keys_are_throttled_per_client_before_any_comparison(guarded: Test
         "type": "/problems/rate-limited",
         "title": "Too many requests",
         "status": 429,
-        "detail": "too many wrong API keys from this client; retry after 100 s",
+        "detail": "too many wrong API keys; retry after 100 s",
     }
-    assert _search(guarded, KEY).status_code == 429  # the right key too: no guess is checked now
+    assert _search(guarded, KEY).status_code == 200  # the right key from the same address is not locked out
     assert _search(guarded, None).status_code == 401  # no key is not a guess
     assert guarded.get("/health").status_code == 200
+
+
+def test_guesses_spread_over_addresses_and_keys_meet_a_global_ceiling_that_spares_known_clients(guarded: TestClient) -> None:
+    assert _search(guarded, KEY, "10.0.0.1").status_code == 200  # a client at work
+    answers = [_search(guarded, f"guess-{i:027d}", f"10.9.{i}.1").status_code for i in range(6)]
+    assert answers == [401] * 5 + [429]  # every address and key new: only the ceiling stops them
+    ceiling = _search(guarded, KEY, "10.0.0.2")
+    assert (ceiling.status_code, ceiling.headers["retry-after"]) == (429, "50")  # a new client waits too
+    assert _search(guarded, KEY, "10.0.0.1").status_code == 200  # one that sent a right key within the hour does not
 
 
 def test_refused_requests_are_counted_under_the_route_they_were_sent_to(guarded: TestClient) -> None:
