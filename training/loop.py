@@ -3,7 +3,7 @@
 ``python -m training.loop PACK_DIR --out WEIGHTS_DIR [--device cuda]`` runs, from the pack's base
 weights and recipe: the contrastive phase once per seed (InfoNCE with in-batch and mined negatives,
 the triplet loss on ``triplets``, one dataset a batch, datasets mixed in proportion), a soup of the
-seeds, then (when on) self-distillation of that soup into the base for each distillation seed
+seeds, then (when on) self-distillation of that soup into the base (or into itself, ``from_teacher``) for each distillation seed
 (BioLORD-2023: PCA-reduced mean of name and meaning), and a soup of the students. It writes the
 weights that differ from the base as fp16 shards; ``python -m training finish`` interpolates with
 the base on the dev split and exports ONNX on the CPU. It needs torch, transformers, safetensors
@@ -37,6 +37,7 @@ log = logging.getLogger("training.loop")
 SCALE = 20.0  # InfoNCE's cosine scale, as sentence-transformers' MultipleNegativesRankingLoss
 ENCODE_BATCH = 1024
 LOOP_RECORD = "loop.json"  # the run's minutes and device, next to the shards
+TEACHER = "teacher"  # with distillation, the contrastive soup's shards, in this folder of the output
 
 
 class Encoder(torch.nn.Module):
@@ -96,25 +97,28 @@ class Trainer:
 
         return self._train(model, phase, self.packed.datasets, step, seed, out / f"contrastive-{seed}")
 
-    def distill(self, targets: torch.Tensor, seed: int, out: Path) -> dict[str, torch.Tensor]:
-        """One student: the base plus a linear head regressing each label onto its concept's target."""
+    def distill(self, targets: torch.Tensor, seed: int, out: Path, teacher: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """One student (the base, or ``teacher`` with ``distill.from_teacher``) regressing each label
+        onto its concept's target: through a fresh linear head onto reduced targets, else its own
+        vectors onto the whole ones (squared distance of unit vectors, 2 - 2 cos)."""
         phase = self.distill_phase
-        model = self.model()
+        model = self.model(teacher if phase.from_teacher else None)
         torch.manual_seed(seed)
-        head = torch.nn.Linear(self.config.hidden_size, phase.dims).to(self.device)
+        head = torch.nn.Identity() if phase.dims is None else torch.nn.Linear(self.config.hidden_size, phase.dims).to(self.device)
         model.add_module("head", head)
 
         def step(_: str, rows: np.ndarray) -> torch.Tensor:
             (vectors,) = self._vectors(model, rows[:, :1])
-            return F.mse_loss(head(vectors), targets[torch.from_numpy(rows[:, 1]).to(self.device)])
+            wanted = targets[torch.from_numpy(rows[:, 1]).to(self.device)]
+            return F.mse_loss(head(vectors), wanted) * (wanted.shape[1] if phase.dims is None else 1)
 
         state = self._train(model, phase, {"distill": self.packed.labels}, step, seed, out / f"distill-{seed}", texts=0)
         return {name.removeprefix("transformer."): t for name, t in state.items() if name.startswith("transformer.")}
 
     def targets(self, teacher: dict[str, torch.Tensor], out: Path) -> torch.Tensor:
         """BioLORD-2023's targets, one row per pack concept: the teacher's mean of name and meaning
-        vectors, PCA-reduced to ``distill.dims``; computed once (``out``), so a resumed run regresses
-        onto the same ones."""
+        vectors, PCA-reduced to ``distill.dims`` (None: whole and normalised); computed once
+        (``out``), so a resumed run regresses onto the same ones."""
         path = out / "targets.pt"
         if path.is_file():
             return torch.load(path, map_location=self.device)
@@ -122,9 +126,12 @@ class Trainer:
         model = self.model(teacher)
         names, meanings = self.packed.concepts[:, 0], self.packed.concepts[:, 1]
         mean = (self.encode(model, names) + self.encode(model, meanings)) / 2
-        centred = mean - mean.mean(0)
-        _, _, components = torch.linalg.svd(centred, full_matrices=False)
-        targets = centred @ components[: phase.dims].T
+        if phase.dims is None:
+            targets = F.normalize(mean, dim=-1)
+        else:
+            centred = mean - mean.mean(0)
+            _, _, components = torch.linalg.svd(centred, full_matrices=False)
+            targets = centred @ components[: phase.dims].T
         _save(targets, path)
         return targets
 
@@ -184,22 +191,28 @@ class Trainer:
         return state
 
 
-def run(pack_dir: Path, out: Path, device: str, work: Path | None = None) -> list[Path]:
+def run(pack_dir: Path, out: Path, device: str, work: Path | None = None, seed: int | None = None) -> list[Path]:
     """The whole GPU recipe; returns the fp16 shards written to ``out``. Checkpoints go to
-    ``work`` (default ``out / "work"``): a directory kept between calls, to resume."""
+    ``work`` (default ``out / "work"``): a directory kept between calls, to resume. With ``seed``,
+    only that seed's contrastive phase runs (to ``work``), so that seeds can train side by side in
+    separate processes; a whole run then finds them done."""
     trainer = Trainer(pack_dir, device)
     work = work or out / "work"
+    if seed is not None:
+        trainer.contrastive(seed, work)
+        return []
     teachers = [_encoder_state(trainer.contrastive(seed, work)) for seed in trainer.contrastive_phase.seeds]
     final = blend(teachers)
     if trainer.distill_phase.enabled:
+        save_shards(final, out / TEACHER, _changed(final, trainer.base))  # the soup comes back too, to be judged beside its student
         targets = trainer.targets(final, work)
-        final = blend([trainer.distill(targets, seed, work) for seed in trainer.distill_phase.seeds])
-    changed = [
-        name
-        for name, tensor in final.items()
-        if tensor.is_floating_point() and not torch.equal(tensor.to(torch.float16).float(), trainer.base[name])
-    ]
-    return save_shards(final, out, changed)
+        final = blend([trainer.distill(targets, seed, work, final) for seed in trainer.distill_phase.seeds])
+    return save_shards(final, out, _changed(final, trainer.base))
+
+
+def _changed(state: dict[str, torch.Tensor], base: dict[str, torch.Tensor]) -> list[str]:
+    """The floating tensors of ``state`` that differ from ``base`` in fp16."""
+    return [name for name, tensor in state.items() if tensor.is_floating_point() and not torch.equal(tensor.to(torch.float16).float(), base[name])]
 
 
 def record(out: Path, minutes: float, device: str) -> None:
@@ -267,10 +280,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="where the fp16 weight shards go")
     parser.add_argument("--work", type=Path, help="checkpoints, kept between calls to resume (default: OUT/work)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--seed", type=int, help="train only this contrastive seed (seeds side by side), then stop")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     started = time.perf_counter()
-    paths = run(args.pack, args.out, args.device, args.work)
+    paths = run(args.pack, args.out, args.device, args.work, args.seed)
+    if args.seed is not None:
+        log.info("contrastive seed %d done in %.1f min", args.seed, (time.perf_counter() - started) / 60)
+        return
     minutes = (time.perf_counter() - started) / 60
     record(args.out, minutes, torch.cuda.get_device_name() if args.device.startswith("cuda") else args.device)
     log.info("wrote %s in %.1f min", ", ".join(p.name for p in paths), minutes)

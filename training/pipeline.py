@@ -23,7 +23,7 @@ from indexer.encoders.export import PARITY_TEXTS, export_model
 from indexer.encoders.manifest import MANIFEST_FILE
 from indexer.store import StoreReader
 from training import base_models, compare, train
-from training.data import builders, negatives, open_text
+from training.data import builders, negatives, open_text, vocabulary
 from training.data.builders import sample
 from training.data.graph import Key, OntologyGraph
 from training.data.splits import Split, guarded, held_out
@@ -53,6 +53,7 @@ def prepare(recipe: Recipe, reader: StoreReader, run_dir: Path) -> Prepared:
     graph = OntologyGraph.from_store(reader, recipe.systems)
     for source in recipe.open_text:
         graph.add(source, open_text.SOURCES[source].concepts(), open_text.SOURCES[source].related)
+    phrasings = vocabulary.add(graph, recipe.systems) if recipe.data.vocabulary else None
     splits = held_out(list(graph.nodes), recipe.split.seed, recipe.split.dev, recipe.split.test)
     train_keys = guarded(graph, splits)
     datasets = _prepared(
@@ -68,6 +69,7 @@ def prepare(recipe: Recipe, reader: StoreReader, run_dir: Path) -> Prepared:
         "open_text": {source: open_text.SOURCES[source].release() for source in recipe.open_text},
         "split": {split.value: len(keys) for split, keys in splits.items()},
         "train_left_out": len(splits[Split.TRAIN]) - len(train_keys),  # their names are held-out text
+        **({"vocabulary": phrasings} if phrasings else {}),
         "examples": _sizes(datasets),
     }
     return Prepared(base_dir, graph, train_keys, datasets, data)
@@ -105,7 +107,10 @@ def run(recipe: Recipe, recipe_text: str, reader: StoreReader, run_dir: Path) ->
         seed = recipe.distill.seeds[0]
         targets = train.distillation_targets(final, graph, distilled(recipe, train_keys), train_keys, recipe.distill.dims, seed)
         students = [
-            train.distill(base_dir, graph, targets, recipe.distill, recipe.max_seq_length, run_dir / f"distill-{seed}", seed)
+            train.distill(
+                final if recipe.distill.from_teacher else base_dir, graph, targets, recipe.distill, recipe.max_seq_length,
+                run_dir / f"distill-{seed}", seed,
+            )
             for seed in recipe.distill.seeds
         ]
         final = _soup(students, run_dir / "distill-soup")

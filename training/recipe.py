@@ -22,6 +22,9 @@ class DataConfig(BaseModel):
     definition_repeats: int = 4
     descriptions_per_concept: int = 2
     synonyms_per_concept: int = 6
+    # The project's vocabulary (lay, parent and clinician phrasings) as lay wording of its
+    # concepts (training.data.vocabulary): trained as the ``lay`` dataset, mined negatives included.
+    vocabulary: bool = False
     # Cap per dataset (None = all): keeps a CPU recipe inside its time budget.
     max_examples: dict[DatasetName, int | None] = Field(default_factory=dict)
 
@@ -64,7 +67,11 @@ class LayConfig(ContrastiveConfig):
 
 class DistillConfig(PhaseConfig):
     enabled: bool = True
-    dims: int = 64
+    # Targets PCA-reduced to this many dimensions through a linear head (BioLORD-2023); None: the
+    # teacher's whole normalised vectors, regressed by the encoder itself (no head, nothing left to drift).
+    dims: PositiveInt | None = 64
+    # Students start from the teacher (the contrastive soup) rather than from the base.
+    from_teacher: bool = False
     # Concepts whose labels are distilled (None = every training concept); their targets need two
     # teacher encodings each, so this bounds the phase's cost on CPU.
     max_concepts: int | None = None

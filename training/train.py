@@ -78,9 +78,10 @@ def encoder(model_dir: Path) -> negatives.Encode:
 
 
 def distillation_targets(
-    teacher_dir: Path, graph: OntologyGraph, concepts: set[Key], train: set[Key], dims: int, seed: int
+    teacher_dir: Path, graph: OntologyGraph, concepts: set[Key], train: set[Key], dims: int | None, seed: int
 ) -> dict[Key, np.ndarray]:
-    """BioLORD-2023: mean of the teacher's name and definition embeddings, reduced by PCA.
+    """BioLORD-2023: mean of the teacher's name and definition embeddings, reduced by PCA to
+    ``dims`` (None: kept whole, normalised).
 
     A concept without a definition uses one of its generated descriptions (over ``train``) instead.
     """
@@ -90,24 +91,38 @@ def distillation_targets(
     teacher = SentenceTransformer(str(teacher_dir), device="cpu")
     names = teacher.encode([graph.nodes[k].name for k in keys], batch_size=128, show_progress_bar=True)
     meanings = teacher.encode(definitions, batch_size=128, show_progress_bar=True)
-    reduced = PCA(n_components=dims, random_state=seed).fit_transform((names + meanings) / 2)
+    mean = (names + meanings) / 2
+    if dims is None:
+        reduced = mean / np.linalg.norm(mean, axis=1, keepdims=True)
+    else:
+        reduced = PCA(n_components=dims, random_state=seed).fit_transform(mean)
     return dict(zip(keys, reduced.astype(np.float32), strict=True))
 
 
 def distill(
     base_dir: Path, graph: OntologyGraph, targets: dict[Key, np.ndarray], config: DistillConfig, max_seq_length: int, out: Path, seed: int
 ) -> Path:
-    """The base model plus a fresh linear head regresses every label onto its concept's target."""
+    """The start model (``base_dir``: the base, or the teacher with ``distill.from_teacher``) regresses
+    every label onto its concept's target: through a fresh linear head when the targets are
+    reduced (``distill.dims``), else with its own normalised vectors."""
     if _done(out):
         return out / FINAL
     rows = [(label, targets[key].tolist()) for key in sorted(targets) for label in graph.nodes[key].labels]
     dataset = Dataset.from_dict({"text": [r[0] for r in rows], "label": [r[1] for r in rows]})
     model = _load(base_dir, max_seq_length)
     torch.manual_seed(seed)
-    head = models.Dense(model.get_embedding_dimension(), config.dims, activation_function=torch.nn.Identity())
-    model.append(head)
-    _train(model, {"distill": dataset}, {"distill": losses.MSELoss(model)}, config, out, seed, BatchSamplers.BATCH_SAMPLER, drop_head=True)
+    if config.dims is not None:
+        model.append(models.Dense(model.get_embedding_dimension(), config.dims, activation_function=torch.nn.Identity()))
+    loss = {"distill": losses.MSELoss(model) if config.dims is not None else _SquaredDistance(model)}
+    _train(model, {"distill": dataset}, loss, config, out, seed, BatchSamplers.BATCH_SAMPLER, drop_head=config.dims is not None)
     return out / FINAL
+
+
+class _SquaredDistance(losses.MSELoss):
+    """Squared distance of the model's unit vectors to whole normalised targets (2 - 2 cos), as the GPU loop's."""
+
+    def forward(self, sentence_features, labels):  # noqa: ANN001, ANN201
+        return super().forward(sentence_features, labels) * self.model.get_embedding_dimension()
 
 
 def average(model_dirs: list[Path], out: Path, weights: list[float] | None = None) -> Path:

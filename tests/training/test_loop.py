@@ -136,3 +136,26 @@ def test_the_loop_needs_neither_pydantic_nor_datasets() -> None:
     """The GPU image has torch, transformers and safetensors, not pydantic or datasets."""
     blocked = "import sys; sys.modules.update(pydantic=None, datasets=None, sentence_transformers=None); import training.loop"
     subprocess.run([sys.executable, "-c", blocked], check=True, cwd=Path(__file__).resolve().parents[2])
+
+
+def test_seeds_train_side_by_side_then_the_soup_distils_onto_its_own_whole_vectors(
+    toy_reader: StoreReader, tiny_model: Path, tmp_path: Path
+) -> None:
+    distill = {"enabled": True, "dims": None, "from_teacher": True, "epochs": 1, "batch_size": 4, "freeze_embeddings": True, "seeds": [1]}
+    text = yaml.safe_dump({**_recipe(tiny_model), "distill": distill})
+    recipe = pipeline.Recipe.model_validate(yaml.safe_load(text))
+    pack = pipeline.pack(recipe, text, toy_reader, tmp_path / "run", tmp_path / "pack")
+    out = tmp_path / "weights"
+
+    # One process a seed: each trains its contrastive phase alone and writes no weights.
+    assert loop.run(pack, out, "cpu", seed=1) == [] and loop.run(pack, out, "cpu", seed=2) == []
+    assert (out / "work" / "contrastive-2" / "final.pt").is_file() and not list(out.glob(SHARDS))
+    assert loop.run(pack, out, "cpu")
+
+    targets = torch.load(out / "work" / "targets.pt")
+    assert targets.shape == (len(Packed.load(pack).concepts), 32)  # whole vectors, no PCA
+    np.testing.assert_allclose(targets.norm(dim=1).numpy(), 1.0, atol=1e-4)
+    teacher, student = load_shards(out / loop.TEACHER), load_shards(out)
+    assert not any(name.startswith("head.") for name in torch.load(out / "work" / "distill-1" / "final.pt"))  # no head
+    # The student started from the soup and moved: the soup comes back beside it, to be judged too.
+    assert any(not torch.equal(teacher[name], student[name]) for name in student if name in teacher)

@@ -51,4 +51,4 @@ def guarded(graph: OntologyGraph, groups: dict[Split, set[Key]]) -> set[Key]:
 
 def _texts(graph: OntologyGraph, key: Key) -> list[str]:
     node = graph.nodes[key]
-    return [*node.labels, *node.entries]
+    return [*node.labels, *node.lay, *node.entries]
