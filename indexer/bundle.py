@@ -226,6 +226,15 @@ class Bundle:
         self._children = columns.read_links(table, "children")
         self.subtree = lru_cache(maxsize=SUBTREES_CACHED)(self._subtree)
 
+    def verify_counts(self) -> None:
+        """The catalog, the vector and the lexical index each hold as many labels as the manifest
+        records (``indexer verify``): a build that indexed some twice, or lost some, is refused."""
+        recorded = self.manifest["counts"]["labels"]
+        held = {"catalog": len(self.label_concept), "vector index": len(self.vectors), "lexical index": len(self.lexical)}
+        if wrong := {role: count for role, count in held.items() if count != recorded}:
+            found = ", ".join(f"the {role} holds {count}" for role, count in wrong.items())
+            raise BundleError(f"{self.directory}: the manifest records {recorded} labels, but {found}")
+
     @staticmethod
     def _code_index(table: Path, name: str, key_of: Callable[[int], str]) -> columns.CodeIndex:
         collisions = table / f"{name}.collisions.npy"  # not in a bundle built before they were recorded

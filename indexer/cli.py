@@ -13,13 +13,14 @@ from rich.progress import Progress
 from rich.table import Table
 from typer.core import TyperGroup
 
-from indexer.bundle import BundleError, current_bundle, read_manifest, verify
+from indexer.bundle import Bundle, BundleError, current_bundle, read_manifest, verify
 from indexer.encoders import EncoderError, default_model_dir, load_encoder
 from indexer.errors import IndexerError
 from indexer.knowledge import supplements
 from indexer.knowledge.supplements import SupplementError, add_supplement, remove_supplement
 from indexer.pipeline import BuildError, build_bundle
 from indexer.records import SourceError
+from indexer.remote import BackendUnavailable
 from indexer.settings import Settings, get_settings
 from indexer.sources import SOURCES, open_source
 from indexer.store import StoreReader, load_source, make_engine, migrate
@@ -179,16 +180,19 @@ def verify_command(
     bundle: Annotated[Path | None, typer.Argument(help="A bundle directory (default: the current bundle)")] = None,
 ) -> None:
     """Check every file of a bundle against the sha256 its manifest records (the app's start and
-    swaps check sizes only)."""
-    directory = bundle or current_bundle(get_settings().bundles_dir)
+    swaps check sizes only), then that its catalog and indexes hold the labels it records."""
+    settings = get_settings()
+    directory = bundle or current_bundle(settings.bundles_dir)
     if directory is None:
         raise _fail("no bundle yet: run `python -m indexer build`")
     try:
         manifest = read_manifest(directory)
         verify(directory, manifest)
-    except BundleError as exc:
+        Bundle(directory, settings).verify_counts()
+    except (BundleError, BackendUnavailable) as exc:
         raise _fail(str(exc)) from exc
-    console.print(f"{directory.name}: {len(manifest['files'])} files match the manifest")
+    labels = manifest["counts"]["labels"]
+    console.print(f"{directory.name}: {len(manifest['files'])} files match the manifest; catalog and indexes hold its {labels} labels")
 
 
 supplement_cli = typer.Typer(help="Local supplements: a site's own terms, abbreviations and translations.", no_args_is_help=True)

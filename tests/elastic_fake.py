@@ -30,6 +30,7 @@ class FakeElasticsearch:
     requests: list[Request] = field(default_factory=list)
     aliases: dict[str, set[str]] = field(default_factory=dict)  # index -> its aliases
     hits: list[dict[str, Any]] = field(default_factory=list)  # what every _search answers
+    documents: dict[str, int] = field(default_factory=dict)  # index -> documents bulk-indexed into it
 
     def start(self) -> FakeElasticsearch:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -76,7 +77,10 @@ class FakeElasticsearch:
             return 200, None
         if action == "_bulk":
             items = [{"index": {"_index": target, "_id": line["index"]["_id"], "status": 201}} for line in body[::2]]
+            self.documents[target] = self.documents.get(target, 0) + len(items)
             return 200, {"took": 1, "errors": False, "items": items}
+        if action == "_count":
+            return 200, {"count": self.documents.get(target, 0), "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0}}
         if action == "_search":
             return 200, {"took": 1, "timed_out": False, "hits": {"hits": self.hits}}
         return 200, {"acknowledged": True}  # _settings, _refresh

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -156,7 +158,23 @@ def test_verify_checks_contents_that_opening_does_not(settings: Settings, toy_re
     assert f"{directory.name}: files do not match the manifest: {LABEL_TEXTS}" in "".join(result.output.split("\n"))
     texts.write_bytes(original)
     result = CliRunner().invoke(cli, ["verify", str(directory)])
-    assert result.exit_code == 0 and "files match the manifest" in result.output
+    labels = read_manifest(directory)["counts"]["labels"]
+    assert result.exit_code == 0 and f"files match the manifest; catalog and indexes hold its {labels} labels" in " ".join(result.output.split())
+
+
+def test_verify_refuses_indexes_that_hold_another_number_of_labels_than_the_manifest(settings: Settings, toy_reader: StoreReader) -> None:
+    """A build rerun over a reused staging directory once published a BM25 index holding every label twice."""
+    directory = _build(settings, toy_reader).directory
+    manifest = json.loads((directory / "manifest.json").read_text())
+    labels = manifest["counts"]["labels"]
+    manifest["counts"]["labels"] = labels // 2
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(cli, ["verify", str(directory)])
+    expected = (
+        f"the manifest records {labels // 2} labels, but the catalog holds {labels}, the vector index holds {labels},"
+        f" the lexical index holds {labels}"
+    )
+    assert result.exit_code == 1 and expected in " ".join(result.output.split())
 
 
 def test_a_bundle_above_the_size_limit_gets_ivfpq_and_ranks_as_hnsw(settings: Settings, toy_reader: StoreReader) -> None:

@@ -81,6 +81,11 @@ class ElasticIndex:
         if not exists:
             raise BackendUnavailable(f"index {self.index}: not in Elasticsearch (rebuild with `indexer build --force`)")
 
+    def __len__(self) -> int:
+        """Documents in the index, counted by Elasticsearch now."""
+        with reachable(f"index {self.index}"):
+            return int(self.client.count(index=self.index)["count"])
+
     def _search(self, body: dict[str, object]) -> list[dict]:
         with reachable(f"index {self.index}"):
             return self.client.search(index=self.index, body=body)["hits"]["hits"]

@@ -22,6 +22,10 @@ class Label(NamedTuple):
 class LexicalIndex(Protocol):
     backend: str  # recorded in the bundle manifest
 
+    def __len__(self) -> int:
+        """Documents (labels) in the index, as it holds them now."""
+        ...
+
     def search(
         self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None, within: int | None = None
     ) -> list[tuple[int, float]]:

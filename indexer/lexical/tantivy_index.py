@@ -70,6 +70,9 @@ class TantivyIndex:
         self._index = tantivy.Index.open(self._copy.name)
         self._searcher = self._index.searcher()
 
+    def __len__(self) -> int:
+        return self._searcher.num_docs
+
     def search(
         self, query: str, k: int, id_range: IdRange | None = None, allowed: Sequence[int] | None = None, within: int | None = None
     ) -> list[tuple[int, float]]:

@@ -121,6 +121,9 @@ def test_lexical_search_reads_label_ids_and_scores(fake_es: FakeElasticsearch, r
     requests = len(fake_es.requests)
     assert index.search("the", 5) == []
     assert len(fake_es.requests) == requests  # nothing to ask
+    fake_es.documents["labels-x"] = 12
+    assert len(index) == 12  # counted by the cluster now (indexer verify), not taken from the manifest
+    assert fake_es.requests[-1].path.startswith("/labels-x/_count")
 
 
 def test_vector_mapping_bulk_lines_and_knn_query(fake_es: FakeElasticsearch, remote, tmp_path: Path) -> None:

@@ -42,6 +42,10 @@ def _ids(hits: list[tuple[int, float]]) -> list[int]:
     return [label for label, _ in hits]
 
 
+def test_the_index_counts_the_labels_it_holds(index) -> None:
+    assert len(index) == len(LABELS)
+
+
 def test_best_match_first_and_scores_descending(index) -> None:
     hits = index.search("fast heart rate", 10)
     assert _ids(hits)[0] == 1
