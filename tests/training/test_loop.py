@@ -16,7 +16,9 @@ from transformers import BertConfig, BertModel
 from indexer.encoders import OnnxEncoder, read_manifest
 from indexer.store import StoreReader
 from tests.toy import toy_concepts, toyicd_concepts
-from training import base_models, loop, pipeline
+from training import base_models, loop, pipeline, train
+from training.data.graph import OntologyGraph
+from training.recipe import DistillConfig
 from training.packed import SHARD_BYTES, SHARDS, Packed, load_shards, read_meta
 
 pytestmark = pytest.mark.model
@@ -159,3 +161,18 @@ def test_seeds_train_side_by_side_then_the_soup_distils_onto_its_own_whole_vecto
     assert not any(name.startswith("head.") for name in torch.load(out / "work" / "distill-1" / "final.pt"))  # no head
     # The student started from the soup and moved: the soup comes back beside it, to be judged too.
     assert any(not torch.equal(teacher[name], student[name]) for name in student if name in teacher)
+
+
+def test_the_cpu_recipe_distils_onto_whole_vectors_without_a_head(toy_reader: StoreReader, tiny_model: Path, tmp_path: Path) -> None:
+    """The sentence-transformers path of ``distill.dims: null``: normalised targets of the base's
+    dimension, and a student that keeps it (no head to drop)."""
+    graph = OntologyGraph.from_store(toy_reader, ["toy", "toyicd"])
+    keys = set(graph.nodes)
+    targets = train.distillation_targets(tiny_model, graph, keys, keys, None, seed=1)
+    assert {v.shape for v in targets.values()} == {(32,)}
+    np.testing.assert_allclose([np.linalg.norm(v) for v in targets.values()], 1.0, atol=1e-5)
+    config = DistillConfig(dims=None, from_teacher=True, epochs=1, batch_size=4, learning_rate=1e-3)
+    student = SentenceTransformer(str(train.distill(tiny_model, graph, targets, config, 32, tmp_path / "distill", 1)), device="cpu")
+    assert student.get_embedding_dimension() == 32
+    label = graph.nodes[next(iter(sorted(keys)))].name
+    assert not np.allclose(student.encode([label]), SentenceTransformer(str(tiny_model), device="cpu").encode([label]))
