@@ -16,6 +16,7 @@ are on one scale for every query.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,16 @@ class Calibration:
     weights: tuple[float, ...]
     bias: float
     fitted_on: str = ""  # what the items were (recorded with the fit)
+
+    @property
+    def version(self) -> str:
+        """A digest of the features, weights and bias: two rankers answer alike exactly when it is equal."""
+        body = json.dumps({"features": list(FEATURES), "weights": list(self.weights), "bias": self.bias}, sort_keys=True)
+        return hashlib.sha256(body.encode()).hexdigest()[:12]
+
+    def describe(self) -> dict[str, object]:
+        """What ``/ready`` shows of the ranker."""
+        return {"model": "logistic", "version": self.version, "features": list(FEATURES), "fitted_on": self.fitted_on}
 
     def logit(self, features: np.ndarray) -> np.ndarray:
         return features @ np.asarray(self.weights, dtype=np.float32) + self.bias

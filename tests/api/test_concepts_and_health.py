@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from app.main import create_app
+from app.search.confidence import FEATURES, Calibration
 from indexer.encoders import FakeEncoder
 from indexer.settings import Settings
 from indexer.store import migrate
@@ -57,6 +58,10 @@ def test_health_and_ready(client: TestClient) -> None:
     body = ready.json()
     assert body["ready"] is True
     assert body["checks"]["bundle"]["encoder"] == "fake-hash-32"
+    ranker = body["checks"]["bundle"]["ranker"]  # the feature set and the model version travel with the bundle
+    shipped = Calibration.load()
+    assert ranker == {"model": "logistic", "version": shipped.version, "features": list(FEATURES), "fitted_on": shipped.fitted_on}
+    assert len(ranker["version"]) == 12 and Calibration(shipped.weights, shipped.bias + 1).version != ranker["version"]
     assert body["checks"]["store"] == {"up": True}
 
 

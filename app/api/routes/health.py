@@ -26,7 +26,7 @@ def ready(request: Request) -> JSONResponse:
     checks: dict[str, dict[str, object]] = {}
     service = state.service
     checks["bundle"] = (
-        {"up": True, "id": service.bundle.id, "encoder": service.encoder.id}
+        {"up": True, "id": service.bundle.id, "encoder": service.encoder.id, "ranker": service.calibration.describe()}
         if service is not None
         else {"up": False, "error": state.bundle_error}
     )
