@@ -15,7 +15,7 @@ from pathlib import Path
 
 import uvicorn
 
-from indexer.settings import get_settings
+from indexer.settings import ConfigurationError, get_settings
 
 LOG_CONFIG = Path(__file__).resolve().parents[1] / "docker" / "logging.json"
 
@@ -35,7 +35,11 @@ def uvicorn_args(argv: list[str], app: str = "app.main:app") -> list[str]:
 
 
 def main() -> None:
-    uvicorn.main.main(uvicorn_args(sys.argv[1:]), prog_name="python -m app")
+    try:
+        args = uvicorn_args(sys.argv[1:])
+    except ConfigurationError as exc:  # named by variable, never by value (a key may be a secret)
+        sys.exit(f"error: {exc}")
+    uvicorn.main.main(args, prog_name="python -m app")
 
 
 if __name__ == "__main__":

@@ -1,3 +1,9 @@
-from indexer.cli import cli
+import sys
 
-cli()
+from indexer.cli import cli
+from indexer.settings import ConfigurationError
+
+try:
+    cli()
+except ConfigurationError as exc:  # named by variable, never by value
+    sys.exit(f"error: {exc}")

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -307,6 +307,19 @@ class Settings(BaseSettings):
         return self.data_dir / "models"
 
 
+class ConfigurationError(ValueError):
+    """Settings that do not validate, named by variable and reason, never by value: a value may be a secret."""
+
+
 @lru_cache
 def get_settings() -> Settings:
-    return Settings()
+    """The settings from the environment (and ``.env``); ConfigurationError names each wrong one
+    without echoing what was given (pydantic's own message shows the input, a key's tail among it)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        wrong = "; ".join(
+            f"TERMSEARCH_{'__'.join(str(part) for part in error['loc']).upper()}: {error['msg']}" if error["loc"] else error["msg"]
+            for error in exc.errors(include_input=False, include_url=False)
+        )
+        raise ConfigurationError(f"invalid configuration: {wrong}") from None

@@ -4,6 +4,9 @@ comparison, and refused requests are counted under the route they were sent to."
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,3 +86,17 @@ def test_refused_requests_are_counted_under_the_route_they_were_sent_to(guarded:
         for method, route, status in (("GET", "/search", "401"), ("GET", "/search", "429"), ("POST", "/match", "413"))
     }
     assert counts == {("/search", "401"): 3.0, ("/search", "429"): 1.0, ("/match", "413"): 1.0}
+
+
+@pytest.mark.parametrize("command", [["app", "--help"], ["indexer", "info"]])
+def test_a_configuration_error_names_the_variable_never_the_value(command: list[str]) -> None:
+    """pydantic's own message shows the input, whose tail held a key."""
+    secret = "real-secret-key-" + "s3cr3t" * 8
+    env = {**os.environ, "TERMSEARCH_API__AUTH_ENABLED": "true", "TERMSEARCH_API__API_KEYS": f"{secret},{PLACEHOLDER_KEY}"}
+    run = subprocess.run([sys.executable, "-m", *command], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1] == (
+        f"error: invalid configuration: TERMSEARCH_API: Value error, TERMSEARCH_API__API_KEYS holds the placeholder "
+        f"{PLACEHOLDER_KEY!r} from .env.example; set a random key (openssl rand -hex 32)"
+    )
+    assert "s3cr3t" not in run.stderr + run.stdout
