@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from app.errors import RateLimited
 from app.evaluations.runs import RunStore, evaluate
 from app.search.service import SearchService
@@ -60,6 +62,13 @@ class BenchmarkJob:
 
 class _Stopped(Exception):
     pass
+
+
+def _public(error: Exception, job_id: str) -> str:
+    """What a caller reads of a failed run: the store's errors name its host and port, so those are logged, not shown."""
+    if isinstance(error, SQLAlchemyError):
+        return f"the store failed during the run (logged under job {job_id}); submit it again"
+    return f"{type(error).__name__}: {error}"
 
 
 class BenchmarkJobs:
@@ -121,7 +130,7 @@ class BenchmarkJobs:
                 job.status = "cancelled"
             except Exception as error:  # one failed run never stops the worker
                 log.exception("benchmark job %s failed", job.id)
-                job.status, job.error = "failed", f"{type(error).__name__}: {error}"
+                job.status, job.error = "failed", _public(error, job.id)
             job.finished_at = datetime.now(UTC)
 
     def _run(self, job: BenchmarkJob) -> int:

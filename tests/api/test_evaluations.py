@@ -247,3 +247,23 @@ def test_benchmark_runs_wait_in_a_bounded_queue() -> None:
         "2 benchmark runs are queued, at most 2 (match.max_queued_jobs); try again once one has finished"
     )
     assert refused.value.headers == {"Retry-After": "30"}
+
+
+def test_a_run_failed_by_the_store_says_so_without_naming_its_host() -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from app.evaluations.jobs import BenchmarkJobs
+
+    def unreachable() -> None:
+        raise OperationalError("SELECT 1", {}, Exception('connection to server at "db.internal" (10.0.0.5), port 5432 failed'))
+
+    jobs = BenchmarkJobs(unreachable, None, {})  # type: ignore[arg-type]
+    job = jobs.submit("hpo-synonyms", Mode.HYBRID, 10, None, max_queued=2)
+    jobs.start()
+    try:
+        deadline = time.monotonic() + 10
+        while job.finished_at is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        jobs.stop()
+    assert (job.status, job.error) == ("failed", f"the store failed during the run (logged under job {job.id}); submit it again")
