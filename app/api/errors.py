@@ -41,6 +41,16 @@ FHIR_PREFIX = "/fhir"
 STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, PoolTimeout)
 
 log = logging.getLogger("termsearch")
+DISK_FULL_SQLSTATE = "53100"  # PostgreSQL's disk_full
+DISK_FULL_MESSAGES = ("database or disk is full", "no space left on device", "could not extend file")  # SQLite, OS, PostgreSQL
+
+
+def disk_full(exc: Exception) -> bool:
+    """Whether a store error means its disk is full (SQLite's and PostgreSQL's ways of saying it)."""
+    original = getattr(exc, "orig", None)
+    if getattr(original, "sqlstate", None) == DISK_FULL_SQLSTATE or getattr(original, "pgcode", None) == DISK_FULL_SQLSTATE:
+        return True
+    return any(message in str(exc).lower() for message in DISK_FULL_MESSAGES)
 # What an HTTPException raised by another layer (Starlette, FastAPI) becomes, by its status.
 _BY_STATUS = (Unauthorized, Conflict, PayloadTooLarge, UnsupportedMediaType, RateLimited, Unavailable)
 
@@ -140,7 +150,11 @@ def install(app: FastAPI) -> None:
         return render(SearchBackendDown(str(exc)), request.url.path)
 
     async def _store(request: Request, exc: Exception) -> JSONResponse:
-        """A route that needs the concept store while it cannot be reached (the bundle still serves)."""
+        """A route that needs the concept store while it cannot be reached (the bundle still serves),
+        or while its disk is full (named as such: nothing is wrong with the connection)."""
+        if disk_full(exc):
+            log.error("concept store: disk full (%s)", type(exc).__name__)
+            return render(StoreUnavailable("the concept store's disk is full; free space, then try again"), request.url.path)
         log.warning("concept store unavailable: %s", type(exc).__name__)
         return render(StoreUnavailable("the concept store cannot be reached; try again later"), request.url.path)
 

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 
 from app.main import create_app
 from app.matching import jobs as jobs_module
@@ -180,3 +181,17 @@ def test_an_unexpected_failure_ends_the_job_with_a_plain_message_and_the_worker_
         while client.get(second).json()["status"] != "done" and time.monotonic() < deadline:
             time.sleep(0.05)
         assert client.get(second).json()["status"] == "done"
+
+
+@pytest.mark.parametrize(
+    "cause",
+    [sqlite3.OperationalError("database or disk is full"), OSError(28, "No space left on device")],
+    ids=["sqlite", "os"],
+)
+def test_a_full_disk_is_named_as_such_not_as_an_unreachable_store(client: TestClient, monkeypatch: pytest.MonkeyPatch, cause: Exception) -> None:
+    def full(*_: object) -> None:
+        raise OperationalError("SELECT ...", {}, cause)
+
+    monkeypatch.setattr(client.app.state.reader, "concept", full)
+    response = client.get("/concepts/toy/T:2")
+    assert response.json() == {**STORE_DOWN, "detail": "the concept store's disk is full; free space, then try again"}
