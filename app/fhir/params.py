@@ -139,10 +139,12 @@ class OperationParams:
         return values
 
     def integer(self, name: str, minimum: int = 0) -> int | None:
+        """A FHIR integer (32-bit signed) of at least ``minimum``, given as a query string or as a
+        ``valueInteger``: the same bounds either way."""
         given = self._one(name)
-        value = int(given) if isinstance(given, str) and re.fullmatch(r"-?\d{1,9}", given) else given
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < minimum):
-            raise InvalidParameter(f"{name}: expected an integer of at least {minimum} (got {given!r})")
+        value = int(given) if isinstance(given, str) and re.fullmatch(r"-?\d{1,10}", given) else given
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= INT32[1]):
+            raise InvalidParameter(f"{name}: expected an integer from {minimum} to {INT32[1]} (got {given!r})")
         return value
 
     def decimal(self, name: str) -> float | None:

@@ -80,6 +80,13 @@ def test_post_parameters_answers_like_get(client: TestClient) -> None:
     assert codes(posted)[0] == "T:2"
 
 
+@pytest.mark.parametrize("offset", [2**31 - 1, 2**31])
+def test_get_and_post_agree_on_the_largest_offset(client: TestClient, offset: int) -> None:
+    got = client.get(EXPAND, params={"url": TOY_VS, "offset": str(offset)})
+    posted = client.post(EXPAND, json=parameters({"url": {"valueUri": TOY_VS}, "offset": {"valueInteger": offset}}))
+    assert got.status_code == posted.status_code == (200 if offset < 2**31 else 400)
+
+
 @pytest.mark.parametrize("typed", [None, "heart"])
 def test_pages_concatenate_to_the_whole_expansion(client: TestClient, typed: str | None) -> None:
     base = {"url": TOY_VS} | ({"filter": typed, "min_confidence": 0} if typed else {})
@@ -180,8 +187,9 @@ INVALID = ("invalid", "invalid-data")
          "http://example.org/toyicd?fhir_vs, and {system}?fhir_vs=isa/{code} for a subtree"),
         ({"url": f"{TOY.uri}?fhir_vs=isa/T:99"}, 404, ("not-found", "not-found"),
          f"value set '{TOY.uri}?fhir_vs=isa/T:99': code 'T:99' is not in {TOY.uri} version {TOY.version}"),
-        ({"url": TOY_VS, "count": "-1"}, 400, INVALID, "count: expected an integer of at least 0 (got '-1')"),
-        ({"url": TOY_VS, "offset": "ten"}, 400, INVALID, "offset: expected an integer of at least 0 (got 'ten')"),
+        ({"url": TOY_VS, "count": "-1"}, 400, INVALID, "count: expected an integer from 0 to 2147483647 (got '-1')"),
+        ({"url": TOY_VS, "offset": "ten"}, 400, INVALID, "offset: expected an integer from 0 to 2147483647 (got 'ten')"),
+        ({"url": TOY_VS, "offset": "2147483648"}, 400, INVALID, "offset: expected an integer from 0 to 2147483647 (got '2147483648')"),
         ({"url": TOY_VS, "activeOnly": "yes"}, 400, INVALID, "activeOnly: expected true or false (got 'yes')"),
         ({"url": TOY_VS, "displayLanguage": "english!"}, 400, ("processing", "invalid-display"),
          "displayLanguage: expected a language tag such as en or en-US, or a list of them (got 'english!')"),
