@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -15,6 +16,29 @@ from indexer.lexical.base import IdRange, Label
 from indexer.lexical.normalise import tokens
 
 BACKEND = "tantivy"
+COPY_PREFIX = "termsearch-lexical-"  # then the serving process's id: a copy whose process is gone is removed
+
+
+def remove_orphaned_copies(directory: Path | None = None) -> list[Path]:
+    """Remove the private index copies (in the temp directory) of processes that no longer run:
+    a worker killed without its clean-up leaves its copy behind, and every start would add one."""
+    removed = []
+    for path in Path(directory or tempfile.gettempdir()).glob(f"{COPY_PREFIX}*-*"):
+        pid = path.name.removeprefix(COPY_PREFIX).partition("-")[0]
+        if pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _schema() -> tantivy.Schema:
@@ -64,7 +88,8 @@ class TantivyIndex:
     def __init__(self, directory: Path) -> None:
         # tantivy memory-maps its segments, and a mapped file truncated on disk kills the process
         # (SIGBUS): it serves a private copy of the (small) index, removed with this object.
-        self._copy = tempfile.TemporaryDirectory(prefix="termsearch-lexical-")
+        remove_orphaned_copies()
+        self._copy = tempfile.TemporaryDirectory(prefix=f"{COPY_PREFIX}{os.getpid()}-")
         shutil.copytree(directory, self._copy.name, dirs_exist_ok=True)
         self._schema = _schema()
         self._index = tantivy.Index.open(self._copy.name)

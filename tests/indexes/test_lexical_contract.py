@@ -3,11 +3,15 @@ given labels and a subtree (by the labels' lineage) applied while searching."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from indexer.lexical import BUILDERS, Label, lexical_builder, open_lexical
+from indexer.lexical.tantivy_index import COPY_PREFIX, remove_orphaned_copies
 from indexer.settings import LexicalSettings, Settings
 from tests.indexes.cluster import needs_elasticsearch
 
@@ -95,3 +99,14 @@ def test_queries_without_tokens_match_nothing(index) -> None:
     assert index.search("of the", 10) == []
     assert index.search("  ;; ", 10) == []
     assert index.search("xylophone", 10) == []
+
+
+def test_a_private_index_copy_left_by_a_process_that_is_gone_is_removed(tmp_path: Path) -> None:
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    orphan = tmp_path / f"{COPY_PREFIX}{gone.stdout.strip()}-abc"
+    mine = tmp_path / f"{COPY_PREFIX}{os.getpid()}-def"
+    for path in (orphan, mine):
+        (path / "meta.json").parent.mkdir()
+        (path / "meta.json").write_text("{}")
+    assert remove_orphaned_copies(tmp_path) == [orphan]
+    assert not orphan.exists() and mine.exists()
