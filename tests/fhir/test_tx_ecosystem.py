@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from fhir.resources.R4B import get_fhir_model_class
 
+from tests.fhir.tx_ecosystem.compare import differences
 from tests.fhir.tx_ecosystem.suite import ENDPOINTS, Case, cases, request_body, run
 from tests.real_data import real_client
 
@@ -48,3 +49,12 @@ def test_the_adaptation_accounts_for_every_test_of_the_suite() -> None:
     assert len(cases()) == 920
     assert [case.id for case in cases() if not case.adapted and not case.not_applicable] == []
     assert all(case.response is not None and case.response.exists() for case in cases() if case.adapted)
+
+
+def test_an_issue_may_carry_location_beside_expression_where_a_test_leaves_it_out() -> None:
+    expected = {"severity": "error", "code": "invalid", "expression": ["Coding.code"]}
+    assert differences(expected, {**expected, "location": ["Coding.code"]}) == []
+    assert differences({"severity": "error", "code": "invalid"}, {"severity": "error", "code": "invalid", "location": ["x"]}) == [
+        ".location: not expected"  # without an expression, location is no stand-in
+    ]
+    assert differences({"name": "x"}, {"name": "x", "location": ["x"]}) == [".location: not expected"]  # only in an issue
