@@ -192,7 +192,8 @@ def verify_command(
     except (BundleError, BackendUnavailable) as exc:
         raise _fail(str(exc)) from exc
     labels = manifest["counts"]["labels"]
-    console.print(f"{directory.name}: {len(manifest['files'])} files match the manifest; catalog and indexes hold its {labels} labels")
+    files = len(manifest["files"])
+    console.print(f"{directory.name}: {files} files match the manifest; catalog and indexes hold its {labels} labels")
 
 
 supplement_cli = typer.Typer(help="Local supplements: a site's own terms, abbreviations and translations.", no_args_is_help=True)

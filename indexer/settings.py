@@ -319,7 +319,7 @@ def get_settings() -> Settings:
         return Settings()
     except ValidationError as exc:
         wrong = "; ".join(
-            f"TERMSEARCH_{'__'.join(str(part) for part in error['loc']).upper()}: {error['msg']}" if error["loc"] else error["msg"]
+            f"TERMSEARCH_{'__'.join(map(str, error['loc'])).upper()}: {error['msg']}" if error["loc"] else error["msg"]
             for error in exc.errors(include_input=False, include_url=False)
         )
         raise ConfigurationError(f"invalid configuration: {wrong}") from None

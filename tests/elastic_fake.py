@@ -80,7 +80,8 @@ class FakeElasticsearch:
             self.documents[target] = self.documents.get(target, 0) + len(items)
             return 200, {"took": 1, "errors": False, "items": items}
         if action == "_count":
-            return 200, {"count": self.documents.get(target, 0), "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0}}
+            shards = {"total": 1, "successful": 1, "skipped": 0, "failed": 0}
+            return 200, {"count": self.documents.get(target, 0), "_shards": shards}
         if action == "_search":
             return 200, {"took": 1, "timed_out": False, "hits": {"hits": self.hits}}
         return 200, {"acknowledged": True}  # _settings, _refresh

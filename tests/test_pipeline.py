@@ -159,10 +159,13 @@ def test_verify_checks_contents_that_opening_does_not(settings: Settings, toy_re
     texts.write_bytes(original)
     result = CliRunner().invoke(cli, ["verify", str(directory)])
     labels = read_manifest(directory)["counts"]["labels"]
-    assert result.exit_code == 0 and f"files match the manifest; catalog and indexes hold its {labels} labels" in " ".join(result.output.split())
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0 and f"files match the manifest; catalog and indexes hold its {labels} labels" in said
 
 
-def test_verify_refuses_indexes_that_hold_another_number_of_labels_than_the_manifest(settings: Settings, toy_reader: StoreReader) -> None:
+def test_verify_refuses_indexes_that_hold_another_number_of_labels_than_the_manifest(
+    settings: Settings, toy_reader: StoreReader
+) -> None:
     """A build rerun over a reused staging directory once published a BM25 index holding every label twice."""
     directory = _build(settings, toy_reader).directory
     manifest = json.loads((directory / "manifest.json").read_text())

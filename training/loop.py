@@ -204,7 +204,7 @@ def run(pack_dir: Path, out: Path, device: str, work: Path | None = None, seed: 
     teachers = [_encoder_state(trainer.contrastive(seed, work)) for seed in trainer.contrastive_phase.seeds]
     final = blend(teachers)
     if trainer.distill_phase.enabled:
-        save_shards(final, out / TEACHER, _changed(final, trainer.base))  # the soup comes back too, to be judged beside its student
+        save_shards(final, out / TEACHER, _changed(final, trainer.base))  # the soup comes back too, to be judged
         targets = trainer.targets(final, work)
         final = blend([trainer.distill(targets, seed, work, final) for seed in trainer.distill_phase.seeds])
     return save_shards(final, out, _changed(final, trainer.base))
@@ -212,7 +212,11 @@ def run(pack_dir: Path, out: Path, device: str, work: Path | None = None, seed: 
 
 def _changed(state: dict[str, torch.Tensor], base: dict[str, torch.Tensor]) -> list[str]:
     """The floating tensors of ``state`` that differ from ``base`` in fp16."""
-    return [name for name, tensor in state.items() if tensor.is_floating_point() and not torch.equal(tensor.to(torch.float16).float(), base[name])]
+    return [
+        name
+        for name, tensor in state.items()
+        if tensor.is_floating_point() and not torch.equal(tensor.to(torch.float16).float(), base[name])
+    ]
 
 
 def record(out: Path, minutes: float, device: str) -> None:

@@ -188,7 +188,9 @@ def test_an_unexpected_failure_ends_the_job_with_a_plain_message_and_the_worker_
     [sqlite3.OperationalError("database or disk is full"), OSError(28, "No space left on device")],
     ids=["sqlite", "os"],
 )
-def test_a_full_disk_is_named_as_such_not_as_an_unreachable_store(client: TestClient, monkeypatch: pytest.MonkeyPatch, cause: Exception) -> None:
+def test_a_full_disk_is_named_as_such_not_as_an_unreachable_store(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, cause: Exception
+) -> None:
     def full(*_: object) -> None:
         raise OperationalError("SELECT ...", {}, cause)
 

@@ -18,8 +18,8 @@ from indexer.store import StoreReader
 from tests.toy import toy_concepts, toyicd_concepts
 from training import base_models, loop, pipeline, train
 from training.data.graph import OntologyGraph
-from training.recipe import DistillConfig
 from training.packed import SHARD_BYTES, SHARDS, Packed, load_shards, read_meta
+from training.recipe import DistillConfig
 
 pytestmark = pytest.mark.model
 
@@ -143,7 +143,7 @@ def test_the_loop_needs_neither_pydantic_nor_datasets() -> None:
 def test_seeds_train_side_by_side_then_the_soup_distils_onto_its_own_whole_vectors(
     toy_reader: StoreReader, tiny_model: Path, tmp_path: Path
 ) -> None:
-    distill = {"enabled": True, "dims": None, "from_teacher": True, "epochs": 1, "batch_size": 4, "freeze_embeddings": True, "seeds": [1]}
+    distill = {"enabled": True, "dims": None, "from_teacher": True, "epochs": 1, "batch_size": 4, "seeds": [1]}
     text = yaml.safe_dump({**_recipe(tiny_model), "distill": distill})
     recipe = pipeline.Recipe.model_validate(yaml.safe_load(text))
     pack = pipeline.pack(recipe, text, toy_reader, tmp_path / "run", tmp_path / "pack")
@@ -163,7 +163,9 @@ def test_seeds_train_side_by_side_then_the_soup_distils_onto_its_own_whole_vecto
     assert any(not torch.equal(teacher[name], student[name]) for name in student if name in teacher)
 
 
-def test_the_cpu_recipe_distils_onto_whole_vectors_without_a_head(toy_reader: StoreReader, tiny_model: Path, tmp_path: Path) -> None:
+def test_the_cpu_recipe_distils_onto_whole_vectors_without_a_head(
+    toy_reader: StoreReader, tiny_model: Path, tmp_path: Path
+) -> None:
     """The sentence-transformers path of ``distill.dims: null``: normalised targets of the base's
     dimension, and a student that keeps it (no head to drop)."""
     graph = OntologyGraph.from_store(toy_reader, ["toy", "toyicd"])
@@ -172,7 +174,8 @@ def test_the_cpu_recipe_distils_onto_whole_vectors_without_a_head(toy_reader: St
     assert {v.shape for v in targets.values()} == {(32,)}
     np.testing.assert_allclose([np.linalg.norm(v) for v in targets.values()], 1.0, atol=1e-5)
     config = DistillConfig(dims=None, from_teacher=True, epochs=1, batch_size=4, learning_rate=1e-3)
-    student = SentenceTransformer(str(train.distill(tiny_model, graph, targets, config, 32, tmp_path / "distill", 1)), device="cpu")
+    student_dir = train.distill(tiny_model, graph, targets, config, 32, tmp_path / "distill", 1)
+    student = SentenceTransformer(str(student_dir), device="cpu")
     assert student.get_embedding_dimension() == 32
     label = graph.nodes[next(iter(sorted(keys)))].name
     assert not np.allclose(student.encode([label]), SentenceTransformer(str(tiny_model), device="cpu").encode([label]))

@@ -19,7 +19,9 @@ from indexer.lexical.normalise import fold
 from training.data.graph import OntologyGraph
 
 
-def add(graph: OntologyGraph, systems: Collection[str], tables: Iterable[vocabulary.VocabularyTable] | None = None) -> dict[str, int]:
+def add(
+    graph: OntologyGraph, systems: Collection[str], tables: Iterable[vocabulary.VocabularyTable] | None = None
+) -> dict[str, int]:
     """Add the phrasings of ``tables`` (default: every table) for ``systems`` to ``graph``; returns
     how many rows were ``added``, already there (``known``) and ``unresolved``."""
     counts: Counter[str] = Counter()
