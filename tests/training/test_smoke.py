@@ -43,7 +43,9 @@ RECIPE = {
         "seeds": [7],
     },
     "distill": {"enabled": True, "dims": 4, "epochs": 1, "batch_size": 4, "seeds": [1, 2]},
-    "export": {"model_id": "smoke-model", "quantize": True},
+    # fp32: after a few steps on 13 toy texts the int8 parity guard (measured for real models) sits
+    # at its threshold and moves with library versions; tests/encoders/test_export.py covers int8.
+    "export": {"model_id": "smoke-model", "quantize": False},
 }
 
 
@@ -55,7 +57,7 @@ def test_recipe_runs_end_to_end_and_resumes(toy_reader: StoreReader, tmp_path: P
     manifest = read_manifest(model_dir)
     assert manifest.model_id == "smoke-model"
     assert manifest.base_model == "all-MiniLM-L6-v2"
-    assert manifest.quantization == "int8-dynamic-per-channel"
+    assert manifest.quantization == "none"
     assert manifest.recipe["name"] == "smoke"
     assert manifest.data["systems"] == {"toy": "2025-01-16", "toyicd": "2026"}
     data = json.loads((tmp_path / "run" / "data.json").read_text())
