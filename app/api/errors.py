@@ -41,6 +41,8 @@ FHIR_PREFIX = "/fhir"
 STORE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, PoolTimeout)
 
 log = logging.getLogger("termsearch")
+# What an HTTPException raised by another layer (Starlette, FastAPI) becomes, by its status.
+_BY_STATUS = (Unauthorized, Conflict, PayloadTooLarge, UnsupportedMediaType, RateLimited, Unavailable)
 DISK_FULL_SQLSTATE = "53100"  # PostgreSQL's disk_full
 DISK_FULL_MESSAGES = ("database or disk is full", "no space left on device", "could not extend file")  # SQLite, OS, PostgreSQL
 
@@ -51,8 +53,6 @@ def disk_full(exc: Exception) -> bool:
     if getattr(original, "sqlstate", None) == DISK_FULL_SQLSTATE or getattr(original, "pgcode", None) == DISK_FULL_SQLSTATE:
         return True
     return any(message in str(exc).lower() for message in DISK_FULL_MESSAGES)
-# What an HTTPException raised by another layer (Starlette, FastAPI) becomes, by its status.
-_BY_STATUS = (Unauthorized, Conflict, PayloadTooLarge, UnsupportedMediaType, RateLimited, Unavailable)
 
 
 class Problem(BaseModel):
