@@ -20,10 +20,11 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.routing import APIRoute
 from starlette.datastructures import MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from app.api.errors import is_fhir
 from app.errors import InvalidParameter, MalformedBody, UnsupportedMediaType
+from app.ops.middleware import HttpMiddleware
 
 MAX_DEPTH = 32  # nesting of a JSON body: a FHIR Parameters resource needs 6, /match 3
 MAX_INT_DIGITS = 100  # digits of a JSON integer: every integer the API takes has a handful
@@ -150,17 +151,13 @@ class Route(APIRoute):
         return checked
 
 
-class HeadAsGet:
+class HeadAsGet(HttpMiddleware):
     """HEAD is answered wherever GET is: the request is served as GET, without the body."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    def skip(self, scope: Scope) -> bool:
+        return scope["method"] != "HEAD"
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "HEAD":
-            await self.app(scope, receive, send)
-            return
-
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def headers_only(message: Message) -> None:
             if message["type"] == "http.response.body":
                 message = {**message, "body": b""}
@@ -169,17 +166,10 @@ class HeadAsGet:
         await self.app({**scope, "method": "GET"}, receive, headers_only)
 
 
-class SecurityHeaders:
+class SecurityHeaders(HttpMiddleware):
     """``nosniff``, no referrer, no framing, and a Content-Security-Policy on every answer."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(raw=list(message.get("headers", [])))

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api.errors import render
 from app.errors import RateLimited, Unauthorized
+from app.ops.middleware import HttpMiddleware
 
 CLIENT_ID = "client_id"  # scope["state"] key: who the rate limiter counts the request against
 
@@ -26,7 +26,7 @@ def presented_key(scope: Scope) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-class ApiKeyMiddleware:
+class ApiKeyMiddleware(HttpMiddleware):
     """401 problem unless the request presents one of ``keys``; ``public_paths`` need none.
 
     Wrong keys are throttled twice, each time before any comparison (429 with ``Retry-After``):
@@ -47,7 +47,7 @@ class ApiKeyMiddleware:
         trust_s: float = 3600.0,
         max_trusted: int = 10_000,
     ) -> None:
-        self.app = app
+        super().__init__(app)
         self.keys = [key.encode() for key in keys]
         self.public_paths = frozenset(public_paths)
         self.failures, self.ceiling = failures, ceiling
@@ -78,17 +78,17 @@ class ApiKeyMiddleware:
         if len(self._trusted) > self.max_trusted:
             self._trusted.popitem(last=False)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in self.public_paths:
-            await self.app(scope, receive, send)
-            return
+    def skip(self, scope: Scope) -> bool:
+        return scope["path"] in self.public_paths
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         presented = presented_key(scope)
         address = (scope.get("client") or ("-",))[0]
         client = f"addr:{address}|key:{_digest(presented.encode())}" if presented is not None else ""
         if presented is not None and (wait := self._wait(address, client)):
             retry_after = str(math.ceil(wait))
             detail = f"too many wrong API keys; retry after {retry_after} s"
-            await render(RateLimited(detail, headers={"Retry-After": retry_after}), scope["path"])(scope, receive, send)
+            await self.refuse(RateLimited(detail, headers={"Retry-After": retry_after}), scope, receive, send)
             return
         key = self._match(presented) if presented is not None else None
         if key is None:
@@ -96,8 +96,8 @@ class ApiKeyMiddleware:
                 self.failures.take(client)
                 self.ceiling.take(GLOBAL)
             detail = "invalid API key" if presented else "an API key is required: send X-API-Key or Authorization: Bearer"
-            response = render(Unauthorized(detail, headers={"WWW-Authenticate": 'Bearer realm="termsearch"'}), scope["path"])
-            await response(scope, receive, send)
+            challenge = {"WWW-Authenticate": 'Bearer realm="termsearch"'}
+            await self.refuse(Unauthorized(detail, headers=challenge), scope, receive, send)
             return
         self._trust(address)
         # The rate limiter counts per key; a digest keeps the key itself out of the state.
@@ -141,24 +141,24 @@ class TokenBuckets:
         return wait
 
 
-class RateLimitMiddleware:
+class RateLimitMiddleware(HttpMiddleware):
     """429 problem with ``Retry-After`` when a client's bucket is empty; ``exempt_paths`` (probes,
     metrics) are never limited. A client is its API key when it presented one, else its address."""
 
     def __init__(self, app: ASGIApp, buckets: TokenBuckets, exempt_paths: Iterable[str]) -> None:
-        self.app = app
+        super().__init__(app)
         self.buckets = buckets
         self.exempt_paths = frozenset(exempt_paths)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in self.exempt_paths:
-            await self.app(scope, receive, send)
-            return
+    def skip(self, scope: Scope) -> bool:
+        return scope["path"] in self.exempt_paths
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         client = scope.get("state", {}).get(CLIENT_ID) or "addr:" + (scope.get("client") or ("-",))[0]
         wait = self.buckets.take(client)
         if wait:
             retry_after = str(max(1, math.ceil(wait)))
             detail = f"rate limit of {self.buckets.rate:g} requests/s (burst {self.buckets.burst}) exceeded; retry after {retry_after} s"
-            await render(RateLimited(detail, headers={"Retry-After": retry_after}), scope["path"])(scope, receive, send)
+            await self.refuse(RateLimited(detail, headers={"Retry-After": retry_after}), scope, receive, send)
             return
         await self.app(scope, receive, send)

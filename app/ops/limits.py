@@ -12,24 +12,21 @@ from contextvars import ContextVar
 from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.errors import render
 from app.errors import PayloadTooLarge, RequestTimeout
+from app.ops.middleware import HttpMiddleware
 
 log = logging.getLogger("termsearch")
 
 
-class BodyLimitMiddleware:
+class BodyLimitMiddleware(HttpMiddleware):
     """Reads the request body (at most ``max_bytes``) before the app sees it; a larger one, by its
     ``Content-Length`` or by what arrives, is answered 413 without reading the rest."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         length = dict(scope["headers"]).get(b"content-length", b"0")
         if not length.isdigit() or int(length) > self.max_bytes:
             await self._too_large(scope, receive, send)
@@ -59,8 +56,7 @@ class BodyLimitMiddleware:
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         detail = f"the request body is limited to {self.max_bytes} bytes"
-        response = render(PayloadTooLarge(detail, headers={"Connection": "close"}), scope["path"])
-        await response(scope, receive, send)
+        await self.refuse(PayloadTooLarge(detail, headers={"Connection": "close"}), scope, receive, send)
 
 
 CANCELLED = "cancelled"  # scope["state"] key: an Event set once the request has timed out
@@ -87,20 +83,17 @@ def check_cancelled(cancelled: threading.Event | None = None) -> None:
 _CURRENT: ContextVar[threading.Event | None] = ContextVar("cancelled", default=None)
 
 
-class TimeoutMiddleware:
+class TimeoutMiddleware(HttpMiddleware):
     """503 problem when the app has not started answering within ``seconds``, with
     ``Retry-After`` of as many seconds (an immediate retry would only add the same load). A
     worker thread cannot be interrupted: the request's :data:`CANCELLED` event is set, and its
     work stops at its next :func:`check_cancelled`; any answer it still makes is dropped."""
 
     def __init__(self, app: ASGIApp, seconds: float) -> None:
-        self.app = app
+        super().__init__(app)
         self.seconds = seconds
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         responded = timed_out = False
         cancelled = scope.setdefault("state", {}).setdefault(CANCELLED, threading.Event())
         _CURRENT.set(cancelled)  # copied into the request's task and its worker threads
@@ -127,7 +120,7 @@ class TimeoutMiddleware:
         task.add_done_callback(_log_failure)
         detail = f"no answer within {self.seconds:g} s; try a smaller request or again later"
         retry_after = str(math.ceil(self.seconds))
-        await render(RequestTimeout(detail, headers={"Retry-After": retry_after}), scope["path"])(scope, receive, send)
+        await self.refuse(RequestTimeout(detail, headers={"Retry-After": retry_after}), scope, receive, send)
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:

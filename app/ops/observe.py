@@ -13,9 +13,9 @@ from fastapi.routing import iter_route_contexts
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.errors import render
 from app.errors import InternalError
 from app.ops.metrics import Metrics
+from app.ops.middleware import HttpMiddleware
 
 REQUEST_ID = "x-request-id"
 _VALID_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
@@ -45,16 +45,13 @@ def route_template(scope: Scope, routes: Sequence[BaseRoute]) -> str:
     return getattr(route, "path", None) or UNMATCHED
 
 
-class ObserveMiddleware:
+class ObserveMiddleware(HttpMiddleware):
     def __init__(self, app: ASGIApp, metrics: Metrics, routes: Sequence[BaseRoute]) -> None:
-        self.app = app
+        super().__init__(app)
         self.metrics = metrics
         self.routes = routes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_id = request_id_of(scope)
         scope.setdefault("state", {})["request_id"] = request_id
         started = time.perf_counter()
@@ -75,8 +72,8 @@ class ObserveMiddleware:
             log.exception("unhandled error", extra={"request_id": request_id})
             if responded:  # nothing more can be said
                 raise
-            response = render(InternalError(f"an unexpected error occurred (request id {request_id})"), scope["path"])
-            await response(scope, receive, send_with_id)
+            error = InternalError(f"an unexpected error occurred (request id {request_id})")
+            await self.refuse(error, scope, receive, send_with_id)
         finally:
             seconds = time.perf_counter() - started
             route = route_template(scope, self.routes)

@@ -3,6 +3,7 @@ rate limiting, and error bodies that never leak internals."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -16,6 +17,7 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 from app.ops.access import TokenBuckets
 from app.ops.logs import JsonFormatter
+from app.ops.middleware import HttpMiddleware
 from indexer.encoders import FakeEncoder
 from indexer.settings import ApiSettings, Settings
 
@@ -261,3 +263,33 @@ def test_cors_configured_origins_only(make_client) -> None:
 def test_cors_origins_must_be_origins() -> None:
     with pytest.raises(ValueError, match="'https://forms.example.org/' is not an origin"):
         ApiSettings(cors_origins=["https://forms.example.org/"])
+
+
+@pytest.mark.parametrize("kind", ["lifespan", "websocket"])
+def test_middlewares_pass_other_scopes_through(built: Settings, kind: str) -> None:
+    """Every middleware of the stack hands a scope that is not HTTP to the app untouched."""
+    app = create_app(_with_api(built, auth_enabled=True, api_keys=KEY, rate_limit_per_s=1.0), encoder=FakeEncoder(32))
+    layers, layer = [], app.build_middleware_stack()
+    while (layer := getattr(layer, "app", None)) is not None:
+        if isinstance(layer, HttpMiddleware):
+            layers.append(layer)
+    names = {type(layer).__name__ for layer in layers}
+    assert names == {"ObserveMiddleware", "ApiKeyMiddleware", "RateLimitMiddleware", "TimeoutMiddleware",
+                     "BodyLimitMiddleware", "HeadAsGet", "SecurityHeaders"}
+    passed: list[tuple] = []
+
+    async def inner(*call: object) -> None:
+        passed.append(call)
+
+    async def receive() -> dict:
+        raise AssertionError("a middleware read a message that was not its own")
+
+    async def send(message: dict) -> None:
+        raise AssertionError("a middleware answered a message that was not its own")
+
+    for layer in layers:
+        layer.app = inner
+        scope = {"type": kind, "path": "/search", "method": "HEAD", "headers": []}
+        asyncio.run(layer(scope, receive, send))
+        assert passed.pop() == (scope, receive, send) and passed == []
+        assert scope == {"type": kind, "path": "/search", "method": "HEAD", "headers": []}, type(layer).__name__
