@@ -72,12 +72,13 @@ def main() -> None:
         lo, hi = wilson(yes, n)
         table.append(f"| {name} | {len(members)} | {n} | {yes} | {precision:.3f} | {lo:.3f}-{hi:.3f} | {right_estimate[name]:.0f} |")
     every_right = sum(right_estimate.values())
+    recall = right_estimate["label"] / every_right if every_right else float("nan")  # nan: the sample judged none of them
     hpo_total = sum(1 for e in catalog.of("hpo") if e.active)
     aligned = len({a.source for a in groups["label"]})
     body = "\n".join([
         f"Sample: {len(judged)} judged alignments ({SAMPLE.name}).", "", *table, "",
         f"Served (label alignments only; dense off): precision {right_estimate['label'] / max(len(groups['label']), 1):.3f}, "
-        f"estimated recall {right_estimate['label'] / every_right:.3f} of the right alignments both methods find "
+        f"estimated recall {recall:.3f} of the right alignments both methods find "
         f"(dense ≥ 0.80 adds about {every_right - right_estimate['label']:.0f} right ones at far lower precision); "
         f"{aligned} of {hpo_total} active HPO concepts aligned.",
     ])

@@ -13,7 +13,7 @@ A source is switched off by leaving its labels out of the ranking (``Scope.exclu
 and, for bridges, by the ``search.bridges`` setting (MeSH entry terms: by hiding the bundle's):
 the same bundle, so that only the knowledge differs.
 
-    python bench/bench_everyday.py [--data a|b|c] [--fresh] [--misses] [--record]
+    python bench/bench_everyday.py [--data a|b|c] [--fresh] [--misses] [--per-kind N] [--record]
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ SYSTEM = "icd10cm"
 KINDS = ("lay", "abbreviation", "misspelled")
 
 
-def read_items(name: str) -> list[GoldItem]:
-    return read_gold(SETS[name])
+def read_items(name: str, per_kind: int | None = None) -> list[GoldItem]:
+    return read_gold(SETS[name], per_kind)
 
 
 def configurations(service: SearchService) -> dict[str, tuple[frozenset[int], bool, bool]]:
@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--data", choices=sorted(SETS), default="a", help="which query set")
     parser.add_argument("--fresh", action="store_true", help="only the queries no earlier set has")
     parser.add_argument("--misses", action="store_true", help="list the served ranking's misses at 10")
+    parser.add_argument("--per-kind", type=int, help="only the first N items of each kind (a smoke run)")
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
     settings = Settings()
@@ -74,7 +75,7 @@ def main() -> None:
     bundle = service.bundle
     start, stop = bundle.systems[SYSTEM].label_range(True)
     own = {fold(bundle.label_text[i]).strip() for i in range(start, stop) if bundle.label_knowledge[i] is None}
-    items = read_items(args.data)
+    items = read_items(args.data, args.per_kind)
     if args.fresh:
         earlier = {fold(q) for name in sorted(SETS)[: sorted(SETS).index(args.data)] for q, _, _ in read_items(name)}
         items = [item for item in items if fold(item[0]) not in earlier]

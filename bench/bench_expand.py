@@ -8,8 +8,8 @@ Snowstorm (58 ms median) and Ontoserver (73 ms) at one client: autocomplete-styl
 Targets on 2 cores: p50 ≤ 10 ms at 1 client, ≥ 150 requests/s at 10 clients.
 
 Needs a built bundle (``make build``): ``.venv/bin/python -m bench.bench_expand`` serves
-``app.main:app`` with uvicorn and records the figures in bench/RESULTS.md. ``--base-url`` targets a
-server already running instead, ``--no-record`` only prints (for a short smoke run).
+``app.main:app`` with uvicorn and prints the figures; ``--record`` writes them into bench/RESULTS.md.
+``--base-url`` targets a server already running instead.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=500, help="sequential requests at 1 client")
     parser.add_argument("--duration", type=float, default=60.0, help="seconds at 10 clients")
     parser.add_argument("--base-url", help="a running server (default: start app.main:app with uvicorn)")
-    parser.add_argument("--no-record", action="store_true", help="print only; do not append to RESULTS.md")
+    parser.add_argument("--record", action="store_true", help="write the figures into bench/RESULTS.md")
     args = parser.parse_args()
 
     with server(args.base_url) as base:
@@ -128,10 +128,10 @@ def main() -> None:
         "≥ 150 req/s at 10 clients, 0 errors. Public text-filter benchmark medians at 1 client: Snowstorm 58 ms, "
         "Ontoserver 73 ms."
     )
-    if args.no_record:
-        print(body)
+    if args.record:
+        record("FHIR $expand?filter latency", body, ".venv/bin/python -m bench.bench_expand --record")
     else:
-        record("FHIR $expand?filter latency", body, ".venv/bin/python -m bench.bench_expand")
+        print(body)
     if one_errors or many_errors:
         raise SystemExit(f"{one_errors + many_errors} requests failed")
 

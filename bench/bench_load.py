@@ -9,8 +9,8 @@ no answer), requests/s, p50/p95/p99 per route and overall. The server's RSS is s
 10% over its first post-warm-up sample. Any error or RSS growth fails the run (exit 1).
 
 Needs a built bundle (``make build``). The full run (about 11 minutes) records into
-bench/RESULTS.md: ``.venv/bin/python -m bench.bench_load``. A smoke run:
-``.venv/bin/python -m bench.bench_load --duration 5 --clients 2 --warmup 0 --no-record``.
+bench/RESULTS.md: ``.venv/bin/python -m bench.bench_load --record``. A smoke run:
+``.venv/bin/python -m bench.bench_load --duration 5 --clients 2 --warmup 0``.
 ``--base-url URL --pid PID`` targets a server already running (loopback only).
 """
 
@@ -209,7 +209,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=60.0, help="seconds before the RSS baseline")
     parser.add_argument("--base-url", help="a server already running on loopback (default: start python -m app)")
     parser.add_argument("--pid", type=int, help="with --base-url: the server's process id")
-    parser.add_argument("--no-record", action="store_true", help="print only; do not append to RESULTS.md")
+    parser.add_argument("--record", action="store_true", help="write the figures into bench/RESULTS.md")
     args = parser.parse_args()
 
     with server(args) as (base, pid):
@@ -218,10 +218,10 @@ def main() -> None:
         phases, rss = asyncio.run(soak(base, pid, workload, mix, args))
     growth = rss_growth(rss, args.warmup)
     body = report(phases, rss, growth, mix, skipped, args)
-    if args.no_record:
-        print(body)
-    else:
+    if args.record:
         record("Load and soak: mixed FHIR $expand, /search, /concepts", body, " ".join([".venv/bin/python -m bench.bench_load", *sys.argv[1:]]))
+    else:
+        print(body)
     errors = sum(sum(phase.errors.values()) for phase in phases)
     if errors or growth > GROWTH_LIMIT:
         raise SystemExit(f"{errors} errors, RSS growth {growth:+.1%} after warm-up")

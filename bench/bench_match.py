@@ -3,7 +3,7 @@ diseases of the circulatory system) against HPO, per mode, in job-sized chunks a
 runs them, in-process (the job runner's path without the store writes).
 
 Needs a built bundle with ICD-10-CM and HPO (``make build``). Run:
-``.venv/bin/python -m bench.bench_match [--chapter I00-I99] [--limit N] [--no-record]``.
+``.venv/bin/python -m bench.bench_match [--chapter I00-I99] [--limit N] [--record]``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from app.matching.request import MatchMode, MatchRequest, resolve
 from app.search.loader import open_search_service
 from app.search.service import SearchService
 from bench.common import record, rss_mib
-from indexer.settings import Settings, get_settings
-from indexer.store import StoreReader, make_engine
+from indexer.settings import Settings
 
 WARM_UP = 32  # sources matched once before timing (model and page cache warm)
 
@@ -39,11 +38,9 @@ class Throughput:
         )
 
 
-def measure(
-    service: SearchService, reader: StoreReader, settings: Settings, request: MatchRequest, limit: int | None = None
-) -> Throughput:
+def measure(service: SearchService, settings: Settings, request: MatchRequest, limit: int | None = None) -> Throughput:
     """Match the request's sources chunk by chunk (``match.job_chunk``) and time it."""
-    resolved = resolve(request, service, reader, settings, settings.match.max_job_sources)
+    resolved = resolve(request, service, settings, settings.match.max_job_sources)
     sources = resolved.sources[:limit] if limit else resolved.sources
     matcher = Matcher(service)
     matcher.match(sources[:WARM_UP], resolved.target, request.k, request.min_score, request.mode)
@@ -62,17 +59,16 @@ def main() -> None:
     parser.add_argument("--chapter", default="I00-I99", help="ICD-10-CM chapter code (its range)")
     parser.add_argument("--target", default="hpo")
     parser.add_argument("--limit", type=int, help="only the first N sources (a smoke run)")
-    parser.add_argument("--no-record", action="store_true", help="print, do not append to bench/RESULTS.md")
+    parser.add_argument("--record", action="store_true", help="write the figures into bench/RESULTS.md")
     args = parser.parse_args()
-    settings = get_settings()
+    settings = Settings()
     service = open_search_service(settings)
-    reader = StoreReader(make_engine(settings.store.url))
     rows = []
     for mode in MatchMode:
         request = MatchRequest(
             target_system=args.target, source_system="icd10cm", source_ancestor=args.chapter, k=10, mode=mode
         )
-        result = measure(service, reader, settings, request, args.limit)
+        result = measure(service, settings, request, args.limit)
         rows.append(result.row())
         print(rows[-1], flush=True)
     rss, peak = rss_mib(os.getpid())
@@ -91,10 +87,10 @@ def main() -> None:
             ),
         ]
     )
-    if args.no_record or args.limit:
+    if args.record:
+        record("Whole-system matching throughput", body, ".venv/bin/python -m bench.bench_match --record")
+    else:
         print(body)
-        return
-    record("Whole-system matching throughput", body, ".venv/bin/python -m bench.bench_match")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ model once). The bundle carries the shipped model, and the server encodes querie
 production, so query latency includes the real encoder.
 
 Needs the default bundle (``make build``) for the vocabulary. Run:
-``.venv/bin/python -m bench.bench_scale --labels 1000000 [--data-dir DIR] [--workers 2] [--record]``;
+``.venv/bin/python -m bench.bench_scale --labels 1000000 [--data-dir DIR] [--workers 2] [--requests N] [--record]``;
 ``--skip-load`` rebuilds from DIR's store, ``--skip-build`` serves DIR's last build again.
 """
 
@@ -181,12 +181,12 @@ class Load:
     """Requests of one kind at 1 and 10 clients, each with a query no other request of the run
     asked (the query vector and name caches are not what is measured)."""
 
-    def __init__(self, base: str, words: list[str], cumulative: list[float]) -> None:
-        self.base, self.words, self.cumulative, self.seed = base, words, cumulative, 0
+    def __init__(self, base: str, words: list[str], cumulative: list[float], requests: int) -> None:
+        self.base, self.words, self.cumulative, self.requests, self.seed = base, words, cumulative, requests, 0
 
     def measure(self, name: str, path: str, params: Callable[[str], dict[str, str]]) -> list[str]:
         self.seed += 1
-        n = REQUESTS_PER_CLIENT
+        n = self.requests
         asked = [params(q) for q in _queries(self.words, self.cumulative, WARM_UP + n + 10 * n, self.seed)]
         _run(self.base, path, asked[:WARM_UP])
         rows = []
@@ -211,14 +211,16 @@ def _warm_page_cache(bundle: Path) -> float:
     return time.perf_counter() - started
 
 
-def serve(data_dir: Path, words: list[str], cumulative: list[float], concepts: int, workers: int) -> tuple[list[str], dict[str, float]]:
+def serve(
+    data_dir: Path, words: list[str], cumulative: list[float], concepts: int, workers: int, requests: int
+) -> tuple[list[str], dict[str, float]]:
     rows = ["| request | clients | p50 ms | p99 ms | req/s |", "|---|---|---|---|---|"]
     warm_s = _warm_page_cache(current_bundle(Settings(data_dir=data_dir).bundles_dir))
     started = time.perf_counter()
     with uvicorn_server(_environment(data_dir), timeout_s=600, command=(*UVICORN, "--workers", str(workers))) as (base, pid):
         ready_s = time.perf_counter() - started
         rss_ready = _tree_mib(pid, "VmRSS")
-        load = Load(base, words, cumulative)
+        load = Load(base, words, cumulative, requests)
         for mode in ("dense", "hybrid"):
             rows += load.measure(f"/search {mode}", "/search", lambda q, m=mode: {"q": q, "system": "umls", "mode": m})
         rows += load.measure("$expand?filter", "/fhir/ValueSet/$expand", lambda q: {"url": f"{UMLS_URI}?fhir_vs", "filter": q, "count": "10"})
@@ -266,6 +268,7 @@ def main() -> None:
     parser.add_argument("--skip-load", action="store_true", help="the data dir holds the store already")
     parser.add_argument("--skip-build", action="store_true", help="serve the data dir's last build (implies --skip-load)")
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    parser.add_argument("--requests", type=int, default=REQUESTS_PER_CLIENT, help="requests per client of each kind")
     parser.add_argument("--record", action="store_true")
     parser.add_argument("--build-in", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -279,7 +282,7 @@ def main() -> None:
     print(f"loaded: {loaded}", file=sys.stderr)
     built = json.loads((data_dir / "build.json").read_text()) if args.skip_build else build(data_dir)
     print(f"built: {built}", file=sys.stderr)
-    rows, served = serve(data_dir, words, cumulative, built["labels"] // LABELS_PER_CUI, args.workers)
+    rows, served = serve(data_dir, words, cumulative, built["labels"] // LABELS_PER_CUI, args.workers, args.requests)
     vector = built["vector"]
     body = "\n".join(
         [

@@ -1,11 +1,12 @@
 """Latency of ``/search`` per mode: in-process (service call) and over HTTP under uvicorn,
 at 1 and 10 concurrent clients, plus the serving process's RSS.
 
-Needs a built bundle (``make build``). Run: ``.venv/bin/python -m bench.bench_search``.
+Needs a built bundle (``make build``). Run: ``.venv/bin/python -m bench.bench_search [--requests N] [--record]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -16,7 +17,7 @@ from app.search.scope import Scope
 from app.search.service import SearchService
 from app.search.values import Mode
 from bench.common import percentiles, record, rss_mib, uvicorn_server
-from indexer.settings import get_settings
+from indexer.settings import Settings
 
 QUERIES = [
     ("fast heart rate", "hpo"), ("hearing loss", "hpo"), ("can't hear well", "hpo"), ("heart beats too fast", "hpo"),
@@ -57,7 +58,7 @@ def _client_run(base: str, mode: str, count: int) -> list[float]:
     return samples
 
 
-def over_http() -> tuple[list[str], str]:
+def over_http(requests: int) -> tuple[list[str], str]:
     rows = []
     with uvicorn_server() as (base, pid):
         for mode in Mode:
@@ -65,7 +66,7 @@ def over_http() -> tuple[list[str], str]:
             for clients in (1, 10):
                 start = time.perf_counter()
                 with ThreadPoolExecutor(clients) as pool:
-                    runs = list(pool.map(lambda _: _client_run(base, mode, REQUESTS_PER_CLIENT), range(clients)))
+                    runs = list(pool.map(lambda _: _client_run(base, mode, requests), range(clients)))
                 elapsed = time.perf_counter() - start
                 samples = [s for run in runs for s in run]
                 p = percentiles(samples)
@@ -75,16 +76,20 @@ def over_http() -> tuple[list[str], str]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=REQUESTS_PER_CLIENT, help="HTTP requests per client and mode")
+    parser.add_argument("--record", action="store_true", help="write the figures into bench/RESULTS.md")
+    args = parser.parse_args()
     header = "| path | mode | clients | p50 ms | p99 ms | req/s |\n|---|---|---|---|---|---|"
-    service = open_search_service(get_settings())
+    service = open_search_service(Settings())
     local = in_process(service)
-    http_rows, memory = over_http()
+    http_rows, memory = over_http(args.requests)
     manifest_note = f"Bundle: `{service.bundle.id}`, encoder `{service.encoder.id}`."
-    record(
-        "/search latency",
-        "\n".join([header, *local, *http_rows, "", memory, manifest_note]),
-        ".venv/bin/python -m bench.bench_search",
-    )
+    body = "\n".join([header, *local, *http_rows, "", memory, manifest_note])
+    if args.record:
+        record("/search latency", body, ".venv/bin/python -m bench.bench_search --record")
+    else:
+        print(body)
 
 
 if __name__ == "__main__":

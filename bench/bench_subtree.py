@@ -1,7 +1,7 @@
 """Is-a subtrees at HPO + ICD-10-CM size: how long the bundle takes to resolve one, and a
 subtree-scoped search end to end (``/search?ancestor=``, ``$expand`` of ``isa/``, ``/match``
-``target_ancestor`` all resolve subtrees this way: ``Bundle.descendants`` over the catalog's own
-parent links, in memory, never a recursive store query).
+``target_ancestor`` all resolve subtrees this way: ``Bundle.subtree`` over the catalog's own
+child links, in memory, never a recursive store query; timed uncached, as a new ancestor costs).
 
     python bench/bench_subtree.py [--record]
 """
@@ -37,15 +37,16 @@ def main() -> None:
         row = bundle.concept_index(system, code)
         if row is None:
             continue
-        timings, subtree = [], frozenset()
+        timings = []
         for _ in range(REPEATS):
+            bundle.subtree.cache_clear()
             started = time.perf_counter()
-            subtree = bundle.descendants(row)
+            subtree = bundle.subtree(row)
             timings.append((time.perf_counter() - started) * 1000)
         searches = []
         for query in ("fracture of thigh bone", "fast heart rate", "pedestrian injured"):
             started = time.perf_counter()
-            service.rank(query, Scope((system,), subtree=bundle.descendants(row)), 10)
+            service.rank(query, Scope((system,), subtree=bundle.subtree(row), root=row), 10)
             searches.append((time.perf_counter() - started) * 1000)
         rows.append(
             f"| {system} | {code} | {len(subtree)} | {np.percentile(timings, 50):.1f} | {max(timings):.1f} | "

@@ -12,7 +12,7 @@ are kept and counted, and ``strict @1`` is Hits@1 without them too. A knowledge 
 its labels out of the ranking (``Scope.exclude_labels``), the grammar by the ``search.grammar``
 setting: one bundle, so that only the knowledge differs.
 
-    python bench/bench_understanding.py [--system icd10cm|hpo] [--quick] [--record]
+    python bench/bench_understanding.py [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
 """
 
 from __future__ import annotations
@@ -39,15 +39,15 @@ SETS = {"icd10cm": "understanding_icd10cm.tsv", "hpo": "understanding_hpo.tsv"}
 Item = GoldItem
 
 
-def kept_items(service: SearchService, system: str) -> tuple[list[Item], set[str]]:
-    """The set's items whose query is no label of the release of ``system``, and the queries of
-    those that are a label a knowledge source added."""
+def kept_items(service: SearchService, system: str, per_kind: int | None) -> tuple[list[Item], set[str]]:
+    """The set's items (the first ``per_kind`` of each kind) whose query is no label of the release
+    of ``system``, and the queries of those that are a label a knowledge source added."""
     bundle = service.bundle
     start, stop = bundle.systems[system].label_range(True)
     own, added = set(), set()
     for i in range(start, stop):
         (own if bundle.label_knowledge[i] is None else added).add(fold(bundle.label_text[i]).strip())
-    kept = [item for item in read_gold(SETS[system]) if fold(item[0]).strip() not in own]
+    kept = [item for item in read_gold(SETS[system], per_kind) if fold(item[0]).strip() not in own]
     return kept, {query for query, _, _ in kept if fold(query).strip() in added}
 
 
@@ -95,6 +95,7 @@ def main() -> None:
     parser.add_argument("--system", choices=sorted(SETS), action="append")
     parser.add_argument("--quick", action="store_true", help="the served configuration only")
     parser.add_argument("--misses", action="store_true", help="list the served ranking's misses at 1")
+    parser.add_argument("--per-kind", type=int, help="only the first N items of each kind (a smoke run)")
     parser.add_argument("--record", action="store_true")
     parser.add_argument("--check", action="store_true", help="exit 1 when hybrid Hits@1 is below a single channel's on a kind")
     args = parser.parse_args()
@@ -104,7 +105,7 @@ def main() -> None:
     misses: list[str] | None = [] if args.misses else None
     losses: list[str] = []
     for system in args.system or sorted(SETS):
-        items, added = kept_items(service, system)
+        items, added = kept_items(service, system, args.per_kind)
         kinds = list(dict.fromkeys(kind for _, kind, _ in items))
         rows, served = [], {}
         for name, (excluded, grammar) in configurations(service, args.quick).items():
@@ -125,8 +126,8 @@ def main() -> None:
         counts = ", ".join(f"{kind} {sum(1 for _, k, _ in items if k == kind)}" for kind in kinds)
         header = " | ".join(f"{g} @{k}" for g in (*kinds, "all") for k in (1, 10))
         sections += [
-            f"**{system}**: {len(read_gold(SETS[system]))} items, {len(items)} kept ({counts}); {len(added)} of them equal a "
-            "label a knowledge source added (strict @1 leaves those out too).",
+            f"**{system}**: {len(read_gold(SETS[system], args.per_kind))} items, {len(items)} kept ({counts}); {len(added)} of "
+            "them equal a label a knowledge source added (strict @1 leaves those out too).",
             "",
             f"| configuration | mode | {header} | strict @1 | ms/query |",
             "|---" * (4 + 2 * (len(kinds) + 1)) + "|",

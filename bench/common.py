@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -24,11 +25,18 @@ RESULTS = Path(__file__).with_name("RESULTS.md")  # the current figures, a secti
 HISTORY = Path(__file__).with_name("HISTORY.md")  # every recorded run, oldest first
 
 
-def read_gold(name: str) -> list[GoldItem]:
+def read_gold(name: str, per_kind: int | None = None) -> list[GoldItem]:
     """A query set of bench/data: ``#`` comment lines, then a TSV of query, kind and accepted
-    codes separated by ``|``."""
+    codes separated by ``|``; only the first ``per_kind`` items of each kind when given (a smoke run)."""
     lines = [line for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
-    return [(r["query"], r["kind"], tuple(r["accepted"].split("|"))) for r in csv.DictReader(lines, delimiter="\t")]
+    items = [(r["query"], r["kind"], tuple(r["accepted"].split("|"))) for r in csv.DictReader(lines, delimiter="\t")]
+    seen: Counter[str] = Counter()
+    kept = []
+    for item in items:
+        seen[item[1]] += 1
+        if per_kind is None or seen[item[1]] <= per_kind:
+            kept.append(item)
+    return kept
 
 
 def labels_by_source(label_knowledge: Sequence[str | None]) -> dict[str, frozenset[int]]:
