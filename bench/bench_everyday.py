@@ -110,7 +110,7 @@ def main() -> None:
     counts = {kind: sum(1 for _, k, _ in kept if k == kind) for kind in KINDS}
     header = " | ".join(f"{g} @{k}" for g in (*KINDS, "all") for k in (1, 3, 10))
     body = "\n".join([
-        f"Bundle {bundle.id}; knowledge: {bundle.manifest.get('knowledge', {}).get('alignments', {})}.",
+        f"Bundle {bundle.id}; knowledge: {bundle.manifest.knowledge.get('alignments', {})}.",
         f"Set {SETS[args.data]}{' (only queries in no earlier set)' if args.fresh else ''}: {len(items)} items written before tuning; "
         f"{len(items) - len(kept)} left out because the query is a label of ICD-10-CM itself; {len(kept)} kept "
         f"({', '.join(f'{k} {n}' for k, n in counts.items())}). {in_table['abbreviation']} of the abbreviations and "

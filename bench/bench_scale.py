@@ -54,7 +54,7 @@ import numpy as np
 from bench.bench_loaders import write_meta
 from bench.common import UVICORN, memory_mib, percentiles, read_once, record, rss_mib, uvicorn_server
 from indexer import columns
-from indexer.bundle import CATALOG, current_bundle
+from indexer.bundle import CATALOG, current_bundle, read_manifest
 from indexer.encoders import Encoder, default_model_dir, load_encoder
 from indexer.settings import Settings
 
@@ -124,10 +124,10 @@ def build_in_child(data_dir: Path) -> None:
     store = StoreReader(make_engine(settings.store.url))
     result = build_bundle(settings, store, encoder, ["umls"], model_dir, show_progress=False, force=True)  # measured, never reused
     seconds = time.perf_counter() - started
-    manifest = json.loads((result.directory / "manifest.json").read_text())
-    out = {"labels": result.labels, "seconds": round(seconds, 1), "stages": result.seconds, "vector": manifest["vector"],
+    manifest = read_manifest(result.directory)
+    out = {"labels": result.labels, "seconds": round(seconds, 1), "stages": result.seconds, "vector": manifest.record()["vector"],
            "peak_mib": round(rss_mib(os.getpid())[1]), "anon_peak_mib": anonymous.stop(),
-           "stage_peak_mib": manifest["build_peak_mib"], "bytes": sum(f["size"] for f in manifest["files"].values())}
+           "stage_peak_mib": manifest.build_peak_mib, "bytes": sum(f.size for f in manifest.files.values())}
     print(json.dumps(out))
 
 

@@ -41,7 +41,7 @@ def main() -> None:
         judged.setdefault(row["table"], Counter())[row["judgement"]] += 1
     rows = []
     for table in TABLES:
-        summary = bundle.manifest["knowledge"].get(table.knowledge, {})
+        summary = bundle.manifest.knowledge.get(table.knowledge, {})
         counts = judged.get(table.knowledge, Counter())
         n = sum(counts.values())
         shares = " | ".join(f"{counts[j]} ({counts[j] / n:.2f})" for j in JUDGEMENTS)

@@ -5,7 +5,8 @@ Layout of ``{data_dir}/bundles/``::
     current -> 20261121T160000Z-1a2b3c4d   (symlink, switched atomically)
     20261121T160000Z-1a2b3c4d/
         manifest.json    encoder, dimension, systems and their label ranges, backends, each file's
-                         size and sha256 (sizes checked at open, hashes by ``indexer verify``)
+                         size and sha256 (sizes checked at open, hashes by ``indexer verify``):
+                         :class:`indexer.manifest.BundleManifest`
         catalog/         the catalog's columns (indexer.columns): of concepts (system, code,
                          display, active, kind, billable, parent and child rows, code lookups)
                          and of labels (concept row, text, label kind, origin, knowledge source)
@@ -34,9 +35,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from indexer import columns
 from indexer.errors import IndexerError
@@ -46,6 +47,7 @@ from indexer.lexical.chargrams import CharGramIndex
 from indexer.lexical.normalise import name_key
 from indexer.lexical.vocabulary import DIRECTORY as VOCABULARY
 from indexer.lexical.vocabulary import Vocabulary
+from indexer.manifest import FORMAT_VERSION, BundleManifest, FileRecord, SystemRange
 from indexer.records import Designation, DesignationUse
 from indexer.settings import Settings
 from indexer.vector import VectorIndex, open_vector_index
@@ -55,28 +57,10 @@ CATALOG = "catalog"  # the catalog's columns (indexer.columns)
 ALIGNMENTS = "alignments.json"
 ENTRY_TERMS = "entry_terms.json"
 CURRENT = "current"
-FORMAT_VERSION = 9  # 5: files with their sizes; 6: catalog columns, vocabulary; 7: n-gram matrices as arrays; 8: lexical lineage; 9: IVF-PQ 4-bit re-rank codes, vector lineage (Elasticsearch)
 
 
 class BundleError(IndexerError, RuntimeError):
     """A bundle that is missing, incomplete or does not match its manifest."""
-
-
-@dataclass(frozen=True)
-class SystemRange:
-    """Where a code system's labels sit in the label table: active concepts first."""
-
-    key: str
-    uri: str
-    name: str
-    version: str
-    start: int
-    active_stop: int  # labels of inactive concepts follow, up to ``stop``
-    stop: int
-    concepts: int
-
-    def label_range(self, include_inactive: bool) -> tuple[int, int]:
-        return (self.start, self.stop if include_inactive else self.active_stop)
 
 
 @dataclass(frozen=True)
@@ -158,14 +142,10 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def file_records(directory: Path, hashes: bool = True) -> dict[str, dict[str, Any]]:
-    """Size and (unless ``hashes`` is false) sha256 of every file under ``directory`` but the
-    manifest, by relative path."""
-    return {
-        str(path.relative_to(directory)): {"size": path.stat().st_size} | ({"sha256": sha256_file(path)} if hashes else {})
-        for path in sorted(directory.rglob("*"))
-        if path.is_file() and path.name != MANIFEST
-    }
+def _bundle_files(directory: Path) -> dict[str, Path]:
+    """Every file under ``directory`` but the manifest, by relative path."""
+    paths = sorted(path for path in directory.rglob("*") if path.is_file() and path.name != MANIFEST)
+    return {str(path.relative_to(directory)): path for path in paths}
 
 
 @dataclass(frozen=True)
@@ -187,7 +167,7 @@ class Bundle:
         self.directory = directory.resolve()
         self.manifest = read_manifest(self.directory)
         verify(self.directory, self.manifest, hashes=False)
-        remote = [role for role in ("lexical", "vector") if self.manifest[role]["backend"] == "elasticsearch"]
+        remote = [role for role, entry in self.manifest.indexes.items() if entry.backend == "elasticsearch"]
         if remote and not settings.elasticsearch.url:
             raise BundleError(
                 f"{directory}: its {' and '.join(remote)} index is in Elasticsearch; set TERMSEARCH_ELASTICSEARCH__URL"
@@ -208,9 +188,9 @@ class Bundle:
         self.alignments = _alignments(json.loads((self.directory / ALIGNMENTS).read_text(encoding="utf-8")))
         terms = json.loads((self.directory / ENTRY_TERMS).read_text(encoding="utf-8"))
         self.entry_terms = {key: EntryTerm(*rest) for key, *rest in terms}
-        self.systems = {s["key"]: SystemRange(**s) for s in self.manifest["systems"]}
-        self.vectors: VectorIndex = open_vector_index(self.manifest["vector"], self.directory, settings)
-        self.lexical: LexicalIndex = open_lexical(self.manifest["lexical"], self.directory / "lexical", settings)
+        self.systems: dict[str, SystemRange] = {s.key: s for s in self.manifest.systems}
+        self.vectors: VectorIndex = open_vector_index(self.manifest.vector.model_dump(), self.directory, settings)
+        self.lexical: LexicalIndex = open_lexical(self.manifest.lexical.model_dump(), self.directory / "lexical", settings)
         # Above the size at which vectors are compressed, the n-gram matrices are mapped too.
         self.chargrams = CharGramIndex(self.directory / CHARGRAMS, mapped=len(self.label_concept) > settings.vector.compress_above)
         self.vocabulary = Vocabulary.load(self.directory / VOCABULARY)
@@ -229,7 +209,7 @@ class Bundle:
     def verify_counts(self) -> None:
         """The catalog, the vector and the lexical index each hold as many labels as the manifest
         records (``indexer verify``): a build that indexed some twice, or lost some, is refused."""
-        recorded = self.manifest["counts"]["labels"]
+        recorded = self.manifest.counts.labels
         held = {"catalog": len(self.label_concept), "vector index": len(self.vectors), "lexical index": len(self.lexical)}
         if wrong := {role: count for role, count in held.items() if count != recorded}:
             found = ", ".join(f"the {role} holds {count}" for role, count in wrong.items())
@@ -245,7 +225,7 @@ class Bundle:
 
     @property
     def id(self) -> str:
-        return self.manifest["bundle_id"]
+        return self.manifest.bundle_id
 
     @property
     def model_dir(self) -> Path:
@@ -377,7 +357,8 @@ def _type(kind: str) -> str | None:
     return None if kind.endswith("synonym") else kind
 
 
-def read_manifest(directory: Path) -> dict[str, Any]:
+def read_manifest(directory: Path) -> BundleManifest:
+    """The bundle's manifest, of this format and valid; else a BundleError naming the file and the problem."""
     path = directory / MANIFEST
     if not path.is_file():
         raise BundleError(f"{directory}: no {MANIFEST}; is this a bundle?")
@@ -385,28 +366,38 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise BundleError(f"{path}: not valid JSON ({exc})") from exc
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise BundleError(f"{path}: format_version {manifest.get('format_version')!r}, expected {FORMAT_VERSION}")
-    return manifest
+    version = manifest.get("format_version") if isinstance(manifest, dict) else None
+    if version != FORMAT_VERSION:
+        raise BundleError(f"{path}: format_version {version!r}, expected {FORMAT_VERSION}")
+    try:
+        return BundleManifest.model_validate(manifest)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, error['loc']))}: {error['msg']}" for error in exc.errors())
+        raise BundleError(f"{path}: not a valid manifest ({problems})") from exc
 
 
-def verify(directory: Path, manifest: dict[str, Any], hashes: bool = True) -> None:
+def verify(directory: Path, manifest: BundleManifest, hashes: bool = True) -> None:
     """Every file the manifest lists exists with its recorded size and, with ``hashes``, its
     sha256 (``indexer verify``; a start or a swap checks sizes only: a second, not one a GB);
     no other file."""
-    recorded = {
-        name: {key: value for key, value in record.items() if hashes or key != "sha256"}
-        for name, record in manifest.get("files", {}).items()
-    }
-    actual = file_records(directory, hashes)
-    if actual != recorded:
-        bad = sorted(set(recorded) ^ set(actual) | {f for f in recorded if actual.get(f, recorded[f]) != recorded[f]})
+    present = _bundle_files(directory)
+    listed = manifest.files
+    wrong = {name for name, record in listed.items() if name in present and not _matches(present[name], record, hashes)}
+    if bad := sorted(set(listed) ^ set(present) | wrong):
         raise BundleError(f"{directory}: files do not match the manifest: {', '.join(bad[:5])}")
 
 
-def write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
-    manifest = {**manifest, "format_version": FORMAT_VERSION, "files": file_records(directory)}
-    (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+def _matches(path: Path, record: FileRecord, hashes: bool) -> bool:
+    return path.stat().st_size == record.size and (not hashes or sha256_file(path) == record.sha256)
+
+
+def write_manifest(directory: Path, manifest: BundleManifest) -> None:
+    """Write ``manifest`` with this format's version and the size and sha256 of every file in ``directory``."""
+    files = {
+        name: FileRecord(size=path.stat().st_size, sha256=sha256_file(path)) for name, path in _bundle_files(directory).items()
+    }
+    manifest = manifest.model_copy(update={"format_version": FORMAT_VERSION, "files": files})
+    (directory / MANIFEST).write_text(json.dumps(manifest.record(), indent=2, sort_keys=True), encoding="utf-8")
 
 
 def recorded_indexes(bundles_dir: Path) -> set[str]:
@@ -417,7 +408,7 @@ def recorded_indexes(bundles_dir: Path) -> set[str]:
             manifest = read_manifest(directory)
         except BundleError:  # cannot be served, so neither can its indexes
             continue
-        names.update(manifest[role]["index"] for role in ("lexical", "vector") if "index" in manifest[role])
+        names.update(entry.index for entry in manifest.indexes.values() if entry.index is not None)
     return names
 
 

@@ -170,8 +170,8 @@ def info_command() -> None:
     if current is None:
         out.print("no bundle yet")
         return
-    manifest = read_manifest(current)
-    summary = {k: manifest[k] for k in ("bundle_id", "encoder", "counts", "vector", "lexical", "build_seconds")}
+    record = read_manifest(current).record()
+    summary = {k: record[k] for k in ("bundle_id", "encoder", "counts", "vector", "lexical", "build_seconds")}
     out.print_json(json.dumps(summary))
 
 
@@ -191,8 +191,8 @@ def verify_command(
         Bundle(directory, settings).verify_counts()
     except (BundleError, BackendUnavailable) as exc:
         raise _fail(str(exc)) from exc
-    labels = manifest["counts"]["labels"]
-    files = len(manifest["files"])
+    labels = manifest.counts.labels
+    files = len(manifest.files)
     console.print(f"{directory.name}: {files} files match the manifest; catalog and indexes hold its {labels} labels")
 
 

@@ -17,7 +17,7 @@ import shutil
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +30,6 @@ from indexer.bundle import (
     ALIGNMENTS,
     CATALOG,
     ENTRY_TERMS,
-    FORMAT_VERSION,
     BundleError,
     current_bundle,
     publish,
@@ -52,6 +51,7 @@ from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
 from indexer.lexical.chargrams import build_chargrams
 from indexer.lexical.vocabulary import DIRECTORY as VOCABULARY
 from indexer.lexical.vocabulary import Vocabulary
+from indexer.manifest import FORMAT_VERSION, BundleManifest, Counts, EncoderRecord, IndexEntry, VectorEntry
 from indexer.remote import BackendUnavailable
 from indexer.settings import Settings
 from indexer.store import StoreReader, SystemVersion
@@ -95,9 +95,9 @@ def build_bundle(
     bundles_dir.mkdir(parents=True, exist_ok=True)
 
     current = current_bundle(bundles_dir)
-    manifest = _readable_manifest(current) if current is not None and not force else {}
-    if manifest.get("inputs_hash") == inputs_hash:
-        return BuildResult(current, manifest["bundle_id"], False, manifest["counts"]["labels"], {})
+    manifest = _readable_manifest(current) if current is not None and not force else None
+    if manifest is not None and manifest.inputs_hash == inputs_hash:
+        return BuildResult(current, manifest.bundle_id, False, manifest.counts.labels, {})
 
     staging = bundles_dir / f".staging-{inputs_hash[:16]}"
     # A build killed part-way left its stages' files here: each stage appends to what it finds
@@ -154,20 +154,21 @@ def build_bundle(
 
     write_manifest(
         staging,
-        {
-            "bundle_id": bundle_id,
-            "created_at": datetime.now(UTC).isoformat(),
-            "inputs_hash": inputs_hash,
-            "encoder": inputs["encoder"] | {"bundled_model": model_dir is not None},
-            "dimension": encoder.dimension,
-            "systems": [asdict(r) for r in ranges],
-            "vector": {**settings.vector.model_dump(), "backend": index.backend, **vector_entry},  # kind: as built
-            "lexical": {"backend": settings.lexical.backend, **lexical_entry},
-            "counts": {"concepts": len(concepts), "labels": len(texts)},
-            "knowledge": {**knowledge, "supplements": inputs["supplements"]},
-            "build_seconds": timer.seconds,
-            "build_peak_mib": timer.peak_mib,
-        },
+        BundleManifest(
+            bundle_id=bundle_id,
+            created_at=datetime.now(UTC),
+            inputs_hash=inputs_hash,
+            encoder=EncoderRecord(**inputs["encoder"], bundled_model=model_dir is not None),
+            dimension=encoder.dimension,
+            systems=ranges,
+            # The settings the vector index was built with, and what it recorded (kind: as built).
+            vector=VectorEntry.model_validate({**settings.vector.model_dump(), "backend": index.backend, **vector_entry}),
+            lexical=IndexEntry.model_validate({"backend": settings.lexical.backend, **lexical_entry}),
+            counts=Counts(concepts=len(concepts), labels=len(texts)),
+            knowledge={**knowledge, "supplements": inputs["supplements"]},
+            build_seconds=timer.seconds,
+            build_peak_mib=timer.peak_mib,
+        ),
     )
     final = publish(staging, bundles_dir, bundle_id)
     if remote is not None:
@@ -196,12 +197,12 @@ def _lexical_labels(texts: list[str], owners: np.ndarray, concepts: list[list], 
         yield Label(i, texts[i], *concepts[concept][:2], lineage[concept].tolist())
 
 
-def _readable_manifest(directory: Path) -> dict:
-    """The current bundle's manifest, or {} when it cannot be read (an older format): rebuild."""
+def _readable_manifest(directory: Path) -> BundleManifest | None:
+    """The current bundle's manifest, or None when it cannot be read (an older format): rebuild."""
     try:
         return read_manifest(directory)
     except BundleError:
-        return {}
+        return None
 
 
 def _select_systems(reader: StoreReader, keys: Sequence[str]) -> list[SystemVersion]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -29,14 +30,15 @@ def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
     assert result.built and result.labels == 31
     bundle = Bundle(current_bundle(settings.bundles_dir))
     manifest = bundle.manifest
-    assert (manifest["encoder"]["id"], manifest["encoder"]["precision"]) == ("fake-hash-32", "float")
-    assert manifest["dimension"] == 32
-    assert (manifest["vector"]["backend"], manifest["vector"]["kind"]) == ("faiss-hnsw", "hnsw")  # auto: by size
-    assert manifest["vector"]["recall_at_10"] == 1.0  # measured at build against the exact scan (31 labels: exact)
-    assert manifest["lexical"]["backend"] == "tantivy"
-    assert manifest["counts"] == {"concepts": 13, "labels": 31}
+    assert manifest.record() == json.loads((bundle.directory / "manifest.json").read_text())  # the keys the build set
+    assert (manifest.encoder.id, manifest.encoder.precision) == ("fake-hash-32", "float")
+    assert manifest.dimension == 32
+    assert (manifest.vector.backend, manifest.vector.kind) == ("faiss-hnsw", "hnsw")  # auto: by size
+    assert manifest.vector.recall_at_10 == 1.0  # measured at build against the exact scan (31 labels: exact)
+    assert manifest.lexical.backend == "tantivy"
+    assert (manifest.counts.concepts, manifest.counts.labels) == (13, 31)
     stages = {"catalog", "knowledge", "embed", "lineage", "vector_index", "lexical_index", "chargram_index", "vocabulary"}
-    assert set(manifest["build_seconds"]) == stages
+    assert set(manifest.build_seconds) == stages
     toy = bundle.systems["toy"]
     # Active concepts' labels first: the one obsolete concept's single label sits at the end.
     assert (toy.start, toy.active_stop, toy.stop, toy.concepts) == (0, 16, 17, 8)
@@ -51,8 +53,8 @@ def test_bundle_contents(settings: Settings, toy_reader: StoreReader) -> None:
         ("R00.0", "tachy"), ("T:3", "brady"), ("T:4", "HL"),
     }
     assert added[("I21", "MI")].endswith("MI = myocardial infarction | acute myocardial infarction")
-    assert manifest["knowledge"]["abbreviations"]["labels"] == 10
-    assert "lay_terms" not in manifest["knowledge"]
+    assert manifest.knowledge["abbreviations"]["labels"] == 10
+    assert "lay_terms" not in manifest.knowledge
 
 
 def test_same_inputs_do_not_rebuild_and_force_switches(settings: Settings, toy_reader: StoreReader) -> None:
@@ -144,6 +146,23 @@ def test_tampered_bundle_is_refused(settings: Settings, toy_reader: StoreReader)
         Bundle(directory)
 
 
+def test_a_manifest_that_does_not_validate_is_refused_naming_the_file_and_the_field(
+    settings: Settings, toy_reader: StoreReader
+) -> None:
+    directory = _build(settings, toy_reader).directory
+    path = directory / "manifest.json"
+    written = json.loads(path.read_text())
+    missing = {key: value for key, value in written.items() if key != "inputs_hash"}
+    mistyped = {**written, "counts": {**written["counts"], "labels": "many"}}
+    for manifest, problem in (
+        (missing, "inputs_hash: Field required"),
+        (mistyped, "counts.labels: Input should be a valid integer"),
+    ):
+        path.write_text(json.dumps(manifest))
+        with pytest.raises(BundleError, match=re.escape(f"{path}: not a valid manifest ({problem}")):
+            Bundle(directory)
+
+
 def test_verify_checks_contents_that_opening_does_not(settings: Settings, toy_reader: StoreReader) -> None:
     """Opening checks sizes (a second for any bundle); ``indexer verify`` also checks each file's
     sha256 and catches a change that keeps the size."""
@@ -158,7 +177,7 @@ def test_verify_checks_contents_that_opening_does_not(settings: Settings, toy_re
     assert f"{directory.name}: files do not match the manifest: {LABEL_TEXTS}" in "".join(result.output.split("\n"))
     texts.write_bytes(original)
     result = CliRunner().invoke(cli, ["verify", str(directory)])
-    labels = read_manifest(directory)["counts"]["labels"]
+    labels = read_manifest(directory).counts.labels
     said = " ".join(result.output.split())
     assert result.exit_code == 0 and f"files match the manifest; catalog and indexes hold its {labels} labels" in said
 
@@ -188,9 +207,9 @@ def test_a_bundle_above_the_size_limit_gets_ivfpq_and_ranks_as_hnsw(settings: Se
     settings.vector.compress_above = 0
     compressed = _build(settings, toy_reader)
     manifest = read_manifest(compressed.directory)
-    assert (manifest["vector"]["kind"], manifest["vector"]["backend"]) == ("ivfpq", "faiss-ivfpq")
-    assert {"vectors.ivfpq.faiss", "vectors.sq4.faiss", "vectors.sq4.npy", "vectors.f16.npy"} <= set(manifest["files"])
-    assert "vectors.faiss" not in manifest["files"]
+    assert (manifest.vector.kind, manifest.vector.backend) == ("ivfpq", "faiss-ivfpq")
+    assert {"vectors.ivfpq.faiss", "vectors.sq4.faiss", "vectors.sq4.npy", "vectors.f16.npy"} <= set(manifest.files)
+    assert "vectors.faiss" not in manifest.files
     ivfpq = SearchService(Bundle(compressed.directory), FakeEncoder(32), settings.search)
     for query in ("fast heart rate", "high blood pressure", "hearing loss"):
         for mode in Mode:

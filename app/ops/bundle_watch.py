@@ -98,7 +98,7 @@ class BundleWatcher:
 
     def _verified_files(self) -> FileStamps:
         service = self.state.service
-        return _file_stamps(service.bundle.directory, service.bundle.manifest["files"]) if service else {}
+        return _file_stamps(service.bundle.directory, service.bundle.manifest.files) if service else {}
 
     def check(self) -> None:
         """Switch to ``current`` if it is new and opens; never raises (the old bundle keeps serving)."""

@@ -20,14 +20,13 @@ def open_search_service(settings: Settings, encoder: Encoder | None = None, dire
     if directory is None:
         raise BundleError(f"no bundle in {settings.bundles_dir}; run `python -m indexer build`")
     bundle = Bundle(directory, settings)
-    # Bundles from before precisions were recorded were all embedded in int8.
-    expected = {"precision": "int8"} | bundle.manifest["encoder"]
+    expected = bundle.manifest.encoder
     if encoder is None:  # queries are encoded in the precision the labels were
-        encoder = load_encoder(bundle.model_dir, settings.encoder, expected["precision"])
-    if (encoder.id, encoder.sha256, encoder.precision) != (expected["id"], expected["sha256"], expected["precision"]):
+        encoder = load_encoder(bundle.model_dir, settings.encoder, expected.precision)
+    if (encoder.id, encoder.sha256, encoder.precision) != (expected.id, expected.sha256, expected.precision):
         raise EncoderError(
             f"encoder {encoder.id} ({encoder.precision}) does not match the bundle's"
-            f" {expected['id']} ({expected['precision']})"
+            f" {expected.id} ({expected.precision})"
         )
     service = SearchService(bundle, encoder, settings.search)
     service.warm()  # off the request path: start-up or the bundle watcher

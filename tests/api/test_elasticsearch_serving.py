@@ -61,7 +61,7 @@ def test_lexical_answers_come_from_the_cluster(client: TestClient, fake_es: Fake
     assert [(r["code"], r["matched_term"], r["score"]) for r in body["results"]] == [("T:3", "Slow heart rate", 4.0)]
     sent = fake_es.requests[-1]
     toy = bundle.systems["toy"]
-    assert sent.path == f"/{bundle.manifest['lexical']['index']}/_search"
+    assert sent.path == f"/{bundle.manifest.lexical.index}/_search"
     assert sent.body["query"]["bool"]["filter"] == [{"range": {"label_id": {"gte": toy.start, "lt": toy.active_stop}}}]
     ready = client.get("/ready").json()
     assert (ready["ready"], ready["degraded"]) == (True, False)
@@ -84,8 +84,8 @@ def test_a_subtree_is_one_lineage_term_in_both_searches(
     assert response.json()["results"][0]["code"] == "T:2"
     root = bundle.rows_by_code("T:1")[0]
     sent = fake_es.sent("POST", "_search")
-    knn = [r.body["knn"] for r in sent if r.path == f"/{bundle.manifest['vector']['index']}/_search"]
-    bm25 = [r.body["query"] for r in sent if r.path == f"/{bundle.manifest['lexical']['index']}/_search"]
+    knn = [r.body["knn"] for r in sent if r.path == f"/{bundle.manifest.vector.index}/_search"]
+    bm25 = [r.body["query"] for r in sent if r.path == f"/{bundle.manifest.lexical.index}/_search"]
     # The dense channel's search (the ranking core then asks for its candidates' cosines, unfiltered).
     assert {"term": {"within": root}} in knn[0]["filter"]["bool"]["filter"]
     assert {"term": {"within": root}} in bm25[0]["bool"]["filter"]
@@ -99,7 +99,7 @@ def test_both_indexes_hold_each_labels_lineage(client: TestClient, fake_es: Fake
     row = int(bundle.label_concept[label])
     expected = sorted({row, *bundle.rows_by_code("T:1"), *bundle.concepts.parents.closure(np.asarray([row]))[0].tolist()})
     for role in ("vector", "lexical"):
-        index = bundle.manifest[role]["index"]
+        index = bundle.manifest.indexes[role].index
         documents = [line for r in fake_es.sent("PUT", "_bulk") if index in r.path for line in r.body[1::2]]
         assert len(documents) == len(bundle.label_text)
         assert next(d["within"] for d in documents if d["label_id"] == label) == expected
@@ -120,7 +120,7 @@ def test_ready_reports_the_cluster_down_and_the_fallback_serving(client, fake_es
     assert response.status_code == 200
     body = response.json()
     assert (body["ready"], body["degraded"]) == (True, True)
-    index = client.app.state.service.bundle.manifest["lexical"]["index"]
+    index = client.app.state.service.bundle.manifest.lexical.index
     assert body["checks"]["lexical"] == {
         "backend": "elasticsearch",
         "up": False,
@@ -142,7 +142,7 @@ def test_without_fallback_an_unreachable_cluster_is_a_503_problem(client_without
             "type": "/problems/backend-unavailable",
             "title": "Search backend unavailable",
             "status": 503,
-            "detail": f"index {manifest[role]['index']}: Elasticsearch is unreachable (ConnectionError)",
+            "detail": f"index {manifest.indexes[role].index}: Elasticsearch is unreachable (ConnectionError)",
         }
     ready = client_without_fallback.get("/ready")
     assert ready.status_code == 503

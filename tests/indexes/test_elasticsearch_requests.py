@@ -329,19 +329,19 @@ def test_a_build_records_its_indexes_and_the_next_builds_retire_the_old_ones(fak
              for _ in range(3)]
     manifest = Bundle(built[-1].directory, settings).manifest
     labels, vectors = (f"termsearch-{role}-{built[-1].bundle_id.lower()}" for role in ("labels", "vectors"))
-    assert {k: manifest["lexical"][k] for k in ("backend", "index", "alias", "count", "fallback")} == {
-        "backend": "elasticsearch", "index": labels, "alias": "termsearch-labels", "count": manifest["counts"]["labels"],
+    assert manifest.lexical.model_dump() == {
+        "backend": "elasticsearch", "index": labels, "alias": "termsearch-labels", "count": manifest.counts.labels,
         "fallback": "tantivy",
     }
-    assert manifest["vector"]["index"] == vectors and manifest["vector"]["fallback"] == "numpy-flat"
+    assert manifest.vector.index == vectors and manifest.vector.fallback == "numpy-flat"
     # Each label's vector document holds the lineage its lexical document holds.
     documents = {role: {} for role in (labels, vectors)}
     for request in fake_es.sent("PUT", "_bulk"):
         role = request.path.split("/")[1]
         for action, document in zip(request.body[::2], request.body[1::2], strict=True):
             documents.get(role, {})[action["index"]["_id"]] = document["within"]
-    assert manifest["vector"]["lineage"] is True
-    assert documents[vectors] == documents[labels] and len(documents[vectors]) == manifest["counts"]["labels"]
+    assert manifest.vector.lineage is True
+    assert documents[vectors] == documents[labels] and len(documents[vectors]) == manifest.counts.labels
     assert any(len(within) > 1 for within in documents[vectors].values())
     # The current and the previous bundle's indexes remain (the bundles on disk); the first's are gone.
     previous = built[1].bundle_id.lower()

@@ -54,7 +54,7 @@ def test_concepts_with_the_same_name_align_and_lend_their_exact_names(aligned: S
     assert set(lent) == {"Tachycardia", "Fast heart rate"}
     assert lent["Fast heart rate"].type == "layperson"
     assert lent["Fast heart rate"].origin == "via TOY T:2 Tachycardia (label alignment 1.00)"
-    assert bundle.manifest["knowledge"]["alignments"]["by_method"] == {"label": 1}
+    assert bundle.manifest.knowledge["alignments"]["by_method"] == {"label": 1}
     # Nothing aligns a concept whose names no concept of the other system shares.
     assert bundle.concept_index("toy", "T:3") not in bundle.alignments
 

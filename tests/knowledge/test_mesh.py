@@ -40,7 +40,7 @@ def test_a_query_that_is_an_entry_term_searches_its_heading(settings: Settings, 
     toyicd, the heading finds R00.0, and the row names the bridge; with bridges off, nothing does."""
     build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
     bundle = Bundle(current_bundle(settings.bundles_dir))
-    assert bundle.manifest["knowledge"]["mesh"] == {"release": mesh.release(), "entry_terms": len(bundle.entry_terms)}
+    assert bundle.manifest.knowledge["mesh"] == {"release": mesh.release(), "entry_terms": len(bundle.entry_terms)}
     term = next(t for t in bundle.entry_terms.values() if t.heading == "Tachycardia")
     with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
         rows = client.get("/search", params={"q": term.term, "system": "toyicd", "k": 1}).json()["results"]

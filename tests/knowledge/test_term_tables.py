@@ -163,7 +163,7 @@ def test_the_shipped_lay_terms_land_on_the_toy_with_their_origin(settings: Setti
            for i in range(len(bundle.label_text)) if bundle.label_knowledge[i] == "lay_terms"}
     assert lay[("I21", "heart attack")].startswith("lay-term table v1, line ")
     assert not any(code == "I10" and text.casefold() == "high blood pressure" for code, text in lay)
-    summary = bundle.manifest["knowledge"]["lay_terms"]
+    summary = bundle.manifest.knowledge["lay_terms"]
     assert (summary["table"], summary["version"], summary["labels"]) == ("lay_terms.tsv", LAY_TERMS.version, len(lay))
 
 
