@@ -15,7 +15,8 @@ from pathlib import Path
 
 import uvicorn
 
-from indexer.settings import ConfigurationError, get_settings
+from app.settings import get_settings
+from indexer.settings import ConfigurationError
 
 LOG_CONFIG = Path(__file__).resolve().parents[1] / "docker" / "logging.json"
 

@@ -12,7 +12,7 @@ from collections.abc import Collection
 from typing import Any
 
 from app.errors import InvalidParameter
-from indexer.settings import MatchSettings, SearchSettings
+from app.settings import MatchSettings, SearchSettings
 
 SEARCH, MATCH = SearchSettings(), MatchSettings()
 _KEYWORDS = {"min_length": "minLength", "max_length": "maxLength", "min_items": "minItems", "max_items": "maxItems"}

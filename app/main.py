@@ -14,9 +14,9 @@ from app.api.routes import browse, concepts, evaluations, fhir, health, match, s
 from app.evaluations.jobs import BenchmarkJobs
 from app.matching.jobs import JobRunner, JobStore
 from app.ops.bundle_watch import open_at_start
+from app.settings import Settings, get_settings
 from evaluation.benchmarks import BENCHMARKS
 from indexer.encoders import Encoder
-from indexer.settings import Settings, get_settings
 from indexer.store import StoreReader, make_engine
 
 

@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.search.autocomplete import Autocomplete  # noqa: E402
 from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
+from app.settings import Settings  # noqa: E402
 from bench.bench_everyday import read_items  # noqa: E402
 from bench.common import record  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
 
 SEED = 20261124
 BANDS = ((0.0, 0.5, "under half typed"), (0.5, 0.8, "half to 80%"), (0.8, 1.0, "80% and more (word unfinished)"))

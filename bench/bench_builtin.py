@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.evaluations.runs import evaluate  # noqa: E402
 from app.search.loader import open_search_service  # noqa: E402
 from app.search.values import Mode  # noqa: E402
+from app.settings import Settings  # noqa: E402
 from bench.common import record  # noqa: E402
 from evaluation.benchmarks import BENCHMARKS  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
 from indexer.store import StoreReader, make_engine  # noqa: E402
 
 K = 10

@@ -32,10 +32,10 @@ from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
 from app.search.values import Mode  # noqa: E402
+from app.settings import Settings  # noqa: E402
 from bench.common import GoldItem, labels_by_source, read_gold, record  # noqa: E402
 from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS  # noqa: E402
 from indexer.lexical.normalise import fold  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
 
 SETS = {"a": "everyday_icd10cm.tsv", "b": "everyday_icd10cm_b.tsv", "c": "everyday_icd10cm_c.tsv"}
 SYSTEM = "icd10cm"

@@ -17,8 +17,8 @@ from app.matching.matcher import Matcher
 from app.matching.request import MatchMode, MatchRequest, resolve
 from app.search.loader import open_search_service
 from app.search.service import SearchService
+from app.settings import Settings
 from bench.common import record, rss_mib
-from indexer.settings import Settings
 
 WARM_UP = 32  # sources matched once before timing (model and page cache warm)
 

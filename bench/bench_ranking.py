@@ -43,12 +43,12 @@ from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
 from app.search.values import Mode, Ranked  # noqa: E402
+from app.settings import Settings  # noqa: E402
 from bench.common import record  # noqa: E402
 from evaluation.typos import misspell  # noqa: E402
 from indexer.encoders import default_model_dir  # noqa: E402
 from indexer.encoders.manifest import CALIBRATION_FILE  # noqa: E402
 from indexer.lexical.normalise import fold  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
 
 OFF_TOPIC = [
     "how to bake bread", "weather tomorrow in paris", "cheap flights to london", "best pizza near me",

@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.search.autocomplete import Autocomplete  # noqa: E402
 from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
+from app.settings import Settings  # noqa: E402
 from bench.bench_autocomplete import phrases  # noqa: E402
 from bench.bench_everyday import SETS, read_items  # noqa: E402
 from bench.common import record  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
 
 
 def snapshot(phrase_count: int) -> dict[str, list[list[object]]]:

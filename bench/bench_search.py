@@ -16,8 +16,8 @@ from app.search.loader import open_search_service
 from app.search.scope import Scope
 from app.search.service import SearchService
 from app.search.values import Mode
+from app.settings import Settings
 from bench.common import percentiles, record, rss_mib, uvicorn_server
-from indexer.settings import Settings
 
 QUERIES = [
     ("fast heart rate", "hpo"), ("hearing loss", "hpo"), ("can't hear well", "hpo"), ("heart beats too fast", "hpo"),

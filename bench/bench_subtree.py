@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
+from app.settings import Settings  # noqa: E402
 from bench.common import record  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
 
 ROOTS = (("hpo", "HP:0000118"), ("hpo", "HP:0001626"), ("icd10cm", "S00-T88"), ("icd10cm", "V00-Y99"), ("icd10cm", "I00-I99"))
 REPEATS = 20

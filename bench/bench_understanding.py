@@ -31,9 +31,9 @@ from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
 from app.search.values import Mode  # noqa: E402
+from app.settings import Settings  # noqa: E402
 from bench.common import GoldItem, labels_by_source, read_gold, record  # noqa: E402
 from indexer.lexical.normalise import fold  # noqa: E402
-from indexer.settings import Settings  # noqa: E402
 
 SETS = {"icd10cm": "understanding_icd10cm.tsv", "hpo": "understanding_hpo.tsv"}
 Item = GoldItem

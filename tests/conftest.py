@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from indexer.settings import Settings
+from app.settings import Settings
 from indexer.store import StoreReader, load_source, make_engine, migrate
 from tests.elastic_fake import FakeElasticsearch
 from tests.toy import toy_sources
@@ -41,6 +41,7 @@ def _postgres_database() -> Iterator[str]:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
+    """The app's settings (the indexer's and the app's sections) over a fresh data directory."""
     return Settings(data_dir=tmp_path / "var", _env_file=None)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from indexer.settings import Settings
+from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 # Kept between local runs (the build is skipped when its inputs are unchanged); CI starts empty.

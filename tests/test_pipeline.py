@@ -11,12 +11,12 @@ from typer.testing import CliRunner
 from app.search.scope import Scope
 from app.search.service import SearchService
 from app.search.values import Mode
+from app.settings import Settings
 from indexer import embeddings, lexical
 from indexer.bundle import Bundle, BundleError, current_bundle, read_manifest
 from indexer.cli import cli
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import BuildError, build_bundle
-from indexer.settings import Settings
 from indexer.store import StoreReader
 
 

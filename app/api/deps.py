@@ -13,7 +13,7 @@ from fastapi import Depends, Request
 from app.api.errors import Unavailable
 from app.ops.limits import cancellation
 from app.search.service import SearchService
-from indexer.settings import Settings
+from app.settings import Settings
 from indexer.store import StoreReader
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.checks import SEARCH
-from indexer.settings import FhirSettings
+from app.settings import FhirSettings
 
 FHIR = FhirSettings()
 INT32 = 2**31 - 1

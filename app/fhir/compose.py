@@ -35,8 +35,8 @@ from app.errors import InvalidValueSet, TooCostly, UnknownCode
 from app.fhir.context import FhirContext
 from app.fhir.versions import SystemVersions
 from app.ops.limits import check_cancelled
+from app.settings import FhirSettings
 from indexer.bundle import SystemRange
-from indexer.settings import FhirSettings
 
 Resolve = Callable[[str, str], tuple[tuple[SystemRange, ...], frozenset[int]]]
 """(canonical URL of an imported value set, where it is named) -> its systems and rows."""

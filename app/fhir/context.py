@@ -13,8 +13,8 @@ from app.errors import UnknownCode, UnknownSystem
 from app.fhir.stored import ValueSetStore
 from app.search.autocomplete import Autocomplete
 from app.search.service import SearchService
+from app.settings import Settings
 from indexer.bundle import SUBTREES_CACHED, Bundle, CatalogConcept, SystemRange
-from indexer.settings import Settings
 from indexer.store import StoreReader
 from indexer.store.reader import ConceptDetail, SystemVersion
 

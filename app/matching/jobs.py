@@ -24,7 +24,7 @@ from app.matching.matcher import Matcher
 from app.matching.request import MatchRequest, resolve
 from app.matching.result import MatchRun, RunInfo, results_from_json, results_to_json
 from app.search.service import SearchService
-from indexer.settings import Settings
+from app.settings import Settings
 from indexer.store import StoreReader
 from indexer.store.models import MatchJobChunkRow, MatchJobRow
 

@@ -19,8 +19,8 @@ from app.errors import InvalidParameter
 from app.search.scope import Scope
 from app.search.service import SearchService
 from app.search.similar import concept_labels
+from app.settings import Settings
 from indexer.bundle import Bundle
-from indexer.settings import Settings
 
 
 class MatchMode(StrEnum):

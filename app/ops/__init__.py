@@ -11,7 +11,7 @@ from app.ops.access import ApiKeyMiddleware, RateLimitMiddleware, TokenBuckets
 from app.ops.bundle_watch import BundleWatcher, public_message, watch_bundle
 from app.ops.limits import BodyLimitMiddleware, TimeoutMiddleware
 from app.ops.observe import ObserveMiddleware
-from indexer.settings import Settings
+from app.settings import Settings
 
 # Never rate limited: orchestrator probes and the metrics scraper.
 UNLIMITED_PATHS = ("/health", "/ready", "/metrics")

@@ -22,9 +22,9 @@ from fastapi import FastAPI
 from starlette.datastructures import State
 
 from app.search.loader import open_search_service
+from app.settings import Settings
 from indexer.bundle import MANIFEST, current_bundle
 from indexer.encoders import Encoder
-from indexer.settings import Settings
 
 log = logging.getLogger("termsearch")
 

@@ -17,7 +17,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
-from indexer.settings import get_settings
+from app.settings import get_settings
 
 
 class GuardedH11Protocol(H11Protocol):

@@ -23,12 +23,12 @@ import numpy as np
 
 from app.search.scope import Scope
 from app.search.values import Hit, Mode
+from app.settings import SearchSettings
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
 from indexer.lexical.base import LexicalIndex
 from indexer.lexical.chargrams import top as chargram_top
 from indexer.lexical.normalise import tokens
-from indexer.settings import SearchSettings
 from indexer.vector import search_on_one_core
 
 LabelSearch = Callable[[int, tuple[int, int]], tuple[np.ndarray, np.ndarray]]

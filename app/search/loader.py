@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.search.service import SearchService
+from app.settings import Settings
 from indexer.bundle import Bundle, BundleError, current_bundle
 from indexer.encoders import Encoder, EncoderError, load_encoder
-from indexer.settings import Settings
 
 
 def open_search_service(settings: Settings, encoder: Encoder | None = None, directory: Path | None = None) -> SearchService:

@@ -25,11 +25,11 @@ import numpy as np
 
 from app.search import grammar, lay
 from app.search.scope import Scope
+from app.settings import SearchSettings
 from indexer.bundle import Bundle
 from indexer.knowledge.term_tables import ABBREVIATIONS, Row, expansion
 from indexer.lexical.normalise import STOP_WORDS, fold, label_key, name_key, words
 from indexer.lexical.vocabulary import Vocabulary
-from indexer.settings import SearchSettings
 
 MAX_BRIDGES = 3  # concepts of other terminologies a query may bridge through
 WORD_SPLIT = re.compile(r"(\W+)")

@@ -31,10 +31,10 @@ from app.search.features import FeatureScorer
 from app.search.rewrite import QueryRewriter
 from app.search.scope import Scope
 from app.search.values import Mode, Ranked, Ranking, Result
+from app.settings import SearchSettings
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
 from indexer.lexical.vocabulary import Vocabulary
-from indexer.settings import SearchSettings
 
 DESCENT_MARGIN = 10  # more rows ranked when codes are required, as categories give way to their codes
 

@@ -6,9 +6,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
+from app.settings import Settings
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
-from indexer.settings import Settings
 from indexer.store import StoreReader
 
 

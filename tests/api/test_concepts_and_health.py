@@ -6,8 +6,8 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from app.search.confidence import FEATURES, Calibration
+from app.settings import Settings
 from indexer.encoders import FakeEncoder
-from indexer.settings import Settings
 from indexer.store import migrate
 
 

@@ -11,9 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
+from app.settings import Settings
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
-from indexer.settings import ElasticsearchSettings, LexicalSettings, Settings, VectorSettings
+from indexer.settings import ElasticsearchSettings, LexicalSettings, VectorSettings
 from indexer.store import StoreReader
 from tests.elastic_fake import FakeElasticsearch
 

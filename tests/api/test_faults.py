@@ -18,10 +18,11 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from app.matching import jobs as jobs_module
+from app.settings import ApiSettings, Settings
 from indexer.bundle import MANIFEST, current_bundle
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
-from indexer.settings import ApiSettings, Settings, StoreSettings
+from indexer.settings import StoreSettings
 from indexer.store import StoreReader
 
 

@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
 from app.main import create_app
+from app.settings import PLACEHOLDER_KEY, ApiSettings, Settings
 from indexer.encoders import FakeEncoder
-from indexer.settings import PLACEHOLDER_KEY, ApiSettings, Settings
 
 ENV_EXAMPLE = Path(__file__).resolve().parents[2] / ".env.example"
 
@@ -88,15 +88,32 @@ def test_refused_requests_are_counted_under_the_route_they_were_sent_to(guarded:
     assert counts == {("/search", "401"): 3.0, ("/search", "429"): 1.0, ("/match", "413"): 1.0}
 
 
-@pytest.mark.parametrize("command", [["app", "--help"], ["indexer", "info"]])
-def test_a_configuration_error_names_the_variable_never_the_value(command: list[str]) -> None:
+SECRET = "real-secret-key-" + "s3cr3t" * 8
+
+
+@pytest.mark.parametrize(
+    ("command", "variables", "wrong"),
+    [
+        (
+            ["app", "--help"],
+            {"TERMSEARCH_API__AUTH_ENABLED": "true", "TERMSEARCH_API__API_KEYS": f"{SECRET},{PLACEHOLDER_KEY}"},
+            f"TERMSEARCH_API: Value error, TERMSEARCH_API__API_KEYS holds the placeholder {PLACEHOLDER_KEY!r} "
+            "from .env.example; set a random key (openssl rand -hex 32)",
+        ),
+        (  # the indexer reads its own settings only: a wrong one of them
+            ["indexer", "info"],
+            {"TERMSEARCH_ELASTICSEARCH__REQUEST_TIMEOUT": SECRET},
+            "TERMSEARCH_ELASTICSEARCH__REQUEST_TIMEOUT: Input should be a valid number, unable to parse string as a number",
+        ),
+    ],
+)
+def test_a_configuration_error_names_the_variable_never_the_value(
+    command: list[str], variables: dict[str, str], wrong: str
+) -> None:
     """pydantic's own message shows the input, whose tail held a key."""
-    secret = "real-secret-key-" + "s3cr3t" * 8
-    env = {**os.environ, "TERMSEARCH_API__AUTH_ENABLED": "true", "TERMSEARCH_API__API_KEYS": f"{secret},{PLACEHOLDER_KEY}"}
-    run = subprocess.run([sys.executable, "-m", *command], env=env, capture_output=True, text=True, timeout=60, check=False)
-    assert run.returncode == 1
-    assert run.stderr.strip().splitlines()[-1] == (
-        f"error: invalid configuration: TERMSEARCH_API: Value error, TERMSEARCH_API__API_KEYS holds the placeholder "
-        f"{PLACEHOLDER_KEY!r} from .env.example; set a random key (openssl rand -hex 32)"
+    run = subprocess.run(
+        [sys.executable, "-m", *command], env={**os.environ, **variables}, capture_output=True, text=True, timeout=60, check=False
     )
+    assert run.returncode == 1
+    assert run.stderr.strip().splitlines()[-1] == f"error: invalid configuration: {wrong}"
     assert "s3cr3t" not in run.stderr + run.stdout

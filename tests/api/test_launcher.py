@@ -34,7 +34,7 @@ app = Starlette(routes=[Route("/slow", slow), Route("/health", lambda r: PlainTe
 def test_limits_come_from_the_settings_and_the_command_line_wins(monkeypatch) -> None:
     monkeypatch.setenv("TERMSEARCH_API__LIMIT_CONCURRENCY", "7")
     monkeypatch.setenv("TERMSEARCH_API__GRACEFUL_SHUTDOWN_S", "9")
-    from indexer.settings import get_settings
+    from app.settings import get_settings
 
     get_settings.cache_clear()
     try:

@@ -12,11 +12,11 @@ from sqlalchemy import Engine, text
 from typer.testing import CliRunner
 
 from app.main import create_app
+from app.settings import Settings
 from indexer.cli import cli
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
 from indexer.records import SourceError
-from indexer.settings import Settings
 from indexer.sources import SnomedSource, UmlsSource
 from indexer.store import StoreReader, load_source, make_engine, migrate
 from tests.sources.editing import copy_release, edit_line, find, replace_field

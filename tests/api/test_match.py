@@ -20,8 +20,8 @@ from sssom.validators import validate
 from app.main import create_app
 from app.matching.matcher import Matcher, token_sort_similarity
 from app.matching.request import MatchMode, Source, Target
+from app.settings import MatchSettings, Settings
 from indexer.encoders import FakeEncoder
-from indexer.settings import MatchSettings, Settings
 from tests.toy import toy_concepts
 
 TSV = "text/tab-separated-values"

@@ -18,8 +18,8 @@ from sssom.validators import validate
 from app.main import create_app
 from app.matching import jobs as jobs_module
 from app.matching.matcher import Matcher
+from app.settings import MatchSettings, Settings
 from indexer.encoders import FakeEncoder
-from indexer.settings import MatchSettings, Settings
 from indexer.store.models import MatchJobRow
 
 BODY = {"target_system": "toy", "source_system": "toyicd", "k": 3}

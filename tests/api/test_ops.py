@@ -18,8 +18,8 @@ from app.main import create_app
 from app.ops.access import TokenBuckets
 from app.ops.logs import JsonFormatter
 from app.ops.middleware import HttpMiddleware
+from app.settings import ApiSettings, Settings
 from indexer.encoders import FakeEncoder
-from indexer.settings import ApiSettings, Settings
 
 KEY, OTHER_KEY = "k" * 16 + "-first", "k" * 16 + "-second"
 

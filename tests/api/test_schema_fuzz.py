@@ -20,9 +20,9 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from app.main import create_app
+from app.settings import Settings
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
-from indexer.settings import Settings
 from indexer.store import StoreReader, load_source, make_engine, migrate
 from tests.toy import toy_sources
 

@@ -20,8 +20,9 @@ from sqlalchemy.exc import OperationalError
 from app.main import create_app
 from app.matching import jobs as jobs_module
 from app.matching.matcher import Matcher
+from app.settings import ApiSettings, MatchSettings, Settings
 from indexer.encoders import FakeEncoder
-from indexer.settings import ApiSettings, MatchSettings, Settings, StoreSettings
+from indexer.settings import StoreSettings
 from indexer.store import load_source, make_engine, migrate
 from indexer.store.db import WATCHDOG_GRACE_S
 from tests.hanging_store import HangingProxy

@@ -13,8 +13,8 @@ from app.api.routes import evaluations
 from app.main import create_app
 from app.ops.limits import RequestCancelled
 from app.search.service import SearchService
+from app.settings import ApiSettings, Settings
 from indexer.encoders import FakeEncoder
-from indexer.settings import ApiSettings, Settings
 
 
 def test_a_timed_out_evaluation_stops_and_stores_no_run(built: Settings, monkeypatch: pytest.MonkeyPatch) -> None:

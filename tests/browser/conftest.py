@@ -30,9 +30,9 @@ from fastapi import FastAPI
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from app.main import create_app
+from app.settings import Settings
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
-from indexer.settings import Settings
 from indexer.store import StoreReader
 
 CHROMIUM = Path(os.environ.get("TERMSEARCH_CHROMIUM", "/usr/bin/chromium"))

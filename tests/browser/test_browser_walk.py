@@ -20,9 +20,9 @@ from fastapi import FastAPI
 from playwright.sync_api import Page, expect
 
 from app.main import create_app
+from app.settings import Settings
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
-from indexer.settings import Settings
 from indexer.store import StoreReader
 
 REAL = os.environ.get("TERMSEARCH_BROWSER_DATA")

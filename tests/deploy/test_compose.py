@@ -13,7 +13,7 @@ import pytest
 from elasticsearch import __versionstr__ as client_version
 from pydantic import BaseModel, ValidationError
 
-from indexer.settings import Settings
+from app.settings import Settings
 from tests.deploy.tools import REPO, compose_binary
 
 

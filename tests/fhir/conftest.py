@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 from fhir.resources.R4B import get_fhir_model_class
 
 from app.main import create_app
+from app.settings import FhirSettings, Settings
 from indexer.encoders import FakeEncoder
-from indexer.settings import FhirSettings, Settings
 from tests.api.conftest import built, client  # noqa: F401 - fixtures shared with the REST tests
 from tests.toy import TOY, TOYICD
 

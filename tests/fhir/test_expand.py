@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 
 from app.fhir.expand import MATCHED_TERM
 from app.main import create_app
+from app.settings import Settings
 from indexer.encoders import FakeEncoder
-from indexer.settings import Settings
 from tests.fhir.conftest import TOY_VS, TOYICD_VS, outcome, parameters, resource
 from tests.toy import TOY, toy_concepts
 

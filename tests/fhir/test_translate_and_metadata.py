@@ -10,9 +10,9 @@ from fastapi.testclient import TestClient
 from app.fhir.expand import SCORE
 from app.fhir.translate import XREF_SYSTEMS
 from app.main import create_app
+from app.settings import FhirSettings, Settings
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
-from indexer.settings import FhirSettings, Settings
 from indexer.store import StoreReader
 from tests.fhir.conftest import out, outcome, resource
 from tests.toy import TOY, TOYICD, toy_concepts

@@ -10,11 +10,11 @@ from fastapi.testclient import TestClient
 from fhir.resources.R4B import get_fhir_model_class
 
 from app.main import create_app
+from app.settings import Settings
 from indexer.bundle import Bundle, current_bundle
 from indexer.encoders import FakeEncoder
 from indexer.lexical.normalise import label_key
 from indexer.pipeline import build_bundle
-from indexer.settings import Settings
 from indexer.store import StoreReader
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from app.main import create_app
+from app.settings import Settings
 from indexer.bundle import Bundle, current_bundle
 from indexer.encoders import FakeEncoder
 from indexer.knowledge import mesh
 from indexer.pipeline import build_bundle
-from indexer.settings import Settings
 from indexer.store import StoreReader
 
 LABIALIS = mesh.Descriptor("D013283", "Herpes Labialis", ("cold sore", "fever blister"))

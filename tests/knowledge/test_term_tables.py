@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from app.search.scope import Scope
+from app.settings import Settings
 from indexer.bundle import Bundle, current_bundle
 from indexer.catalog import Catalog, Entry
 from indexer.encoders import FakeEncoder
@@ -19,7 +20,6 @@ from indexer.knowledge.supplements import add_supplement
 from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS, Resolution, TermTable, name_index
 from indexer.pipeline import build_bundle
 from indexer.records import Designation, DesignationUse, SourceError
-from indexer.settings import Settings
 from indexer.store import StoreReader
 
 HEADER = "abbreviation\texpansions\tcontext\tnote\n"

@@ -8,9 +8,9 @@ from app.search.autocomplete import Autocomplete, partial_word
 from app.search.loader import open_search_service
 from app.search.scope import Scope
 from app.search.values import Mode
+from app.settings import Settings
 from indexer.encoders import FakeEncoder
 from indexer.lexical.vocabulary import Vocabulary
-from indexer.settings import Settings
 from tests.api.conftest import built  # noqa: F401 - the toy bundle fixture
 
 LABELS = ["Hearing loss", "Hearing impairment", "Heart murmur", "Heart failure", "Heartburn", "Hearts and minds"]

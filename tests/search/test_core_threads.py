@@ -13,8 +13,8 @@ import faiss
 from app.search.loader import open_search_service
 from app.search.scope import Scope
 from app.search.values import Mode
+from app.settings import Settings
 from indexer.encoders import FakeEncoder
-from indexer.settings import Settings
 from tests.api.conftest import built  # noqa: F401 - the toy bundle fixture
 
 TOY = Scope(("toy",))

@@ -24,9 +24,9 @@ from app.evaluations.runs import RunStore, evaluate, system_hierarchy, unknown_g
 from app.ops.limits import check_cancelled
 from app.search.service import SearchService
 from app.search.values import Mode
+from app.settings import Settings
 from evaluation.benchmarks import BENCHMARKS
 from evaluation.gold import RankingItem
-from indexer.settings import Settings
 from indexer.store import StoreReader
 
 router = APIRouter(tags=["evaluation"], route_class=Route)

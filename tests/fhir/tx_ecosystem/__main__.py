@@ -12,7 +12,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from indexer.settings import Settings
+from app.settings import Settings
 from tests.fhir.tx_ecosystem.suite import cases, run
 
 
