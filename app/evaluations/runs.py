@@ -14,12 +14,12 @@ from sqlalchemy import Engine, insert, select
 from app.search.scope import Scope
 from app.search.service import SearchService
 from app.search.values import Mode
+from app.tables import EvaluationRunRow
 from evaluation.gold import RankingItem
 from evaluation.hierarchy import Hierarchy
 from evaluation.runner import RankingReport, evaluate_ranking
 from indexer.lexical.normalise import label_key
 from indexer.store import StoreReader
-from indexer.store.models import EvaluationRunRow
 
 CANDIDATE_DEPTH = 10  # with a restricted search space, fetch k × this many codes before the cut
 

@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.errors import InvalidParameter, NotFound
 from app.ops.limits import check_cancelled
-from indexer.store.models import ValueSetRow
+from app.tables import ValueSetRow
 
 FHIR_ID = re.compile(r"^[A-Za-z0-9\-.]{1,64}$")
 

@@ -25,8 +25,8 @@ from app.matching.request import MatchRequest, resolve
 from app.matching.result import MatchRun, RunInfo, results_from_json, results_to_json
 from app.search.service import SearchService
 from app.settings import Settings
+from app.tables import MatchJobChunkRow, MatchJobRow
 from indexer.store import StoreReader
-from indexer.store.models import MatchJobChunkRow, MatchJobRow
 
 log = logging.getLogger("termsearch.jobs")
 

@@ -1,4 +1,5 @@
-"""Concept store schema (SQLAlchemy 2.0). Alembic's first migration creates exactly this."""
+"""Concept store schema (SQLAlchemy 2.0): the indexer's tables and the declarative ``Base`` that
+the app's tables (``app/tables.py``) share; alembic's history (``alembic/``) creates them all."""
 
 from __future__ import annotations
 
@@ -108,56 +109,6 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
 
-class MatchJobRow(Base):
-    """A batch-matching job: the request, its progress, and how it ended. Results are stored a
-    chunk at a time in :class:`MatchJobChunkRow`, so a restarted app resumes where it stopped."""
-
-    __tablename__ = "match_job"
-    __table_args__ = (Index("ix_match_job_status", "status"),)
-
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    status: Mapped[str] = mapped_column(String(16))  # queued, running, done, failed
-    request: Mapped[dict[str, Any]] = mapped_column(JSON)
-    total: Mapped[int] = mapped_column(Integer)
-    done: Mapped[int] = mapped_column(Integer)
-    error: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-
-
-class MatchJobChunkRow(Base):
-    """The matches of one chunk of a job's sources, in source order (``seq`` counts chunks)."""
-
-    __tablename__ = "match_job_chunk"
-
-    job_id: Mapped[str] = mapped_column(ForeignKey("match_job.id", ondelete="CASCADE"), primary_key=True)
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sources: Mapped[int] = mapped_column(Integer)
-    results: Mapped[list[Any]] = mapped_column(JSON)
-
-
-class EvaluationRunRow(Base):
-    """One evaluation (``/evaluate`` or a built-in benchmark) with what it ran against."""
-
-    __tablename__ = "evaluation_run"
-    __table_args__ = (Index("ix_evaluation_run_created", "created_at"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str | None] = mapped_column(String(100))  # the caller's name for the run
-    benchmark: Mapped[str | None] = mapped_column(String(64))  # None: items posted to /evaluate
-    system: Mapped[str] = mapped_column(String(64))
-    mode: Mapped[str] = mapped_column(String(16))
-    k: Mapped[int] = mapped_column(Integer)
-    model_id: Mapped[str] = mapped_column(String(255))
-    bundle_id: Mapped[str] = mapped_column(String(128))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    count: Mapped[int] = mapped_column(Integer)
-    metrics: Mapped[dict[str, float]] = mapped_column(JSON)
-    overlap: Mapped[dict[str, Any]] = mapped_column(JSON)
-    items: Mapped[list[Any]] = mapped_column(JSON)
-
-
 class KnowledgeSourceRow(Base):
     """A knowledge source whose designations the store holds (a local supplement, ...): where it
     came from and how many terms it added. Its designations name it in their ``knowledge``."""
@@ -171,16 +122,3 @@ class KnowledgeSourceRow(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     terms: Mapped[int] = mapped_column(Integer)
     loaded_at: Mapped[datetime] = mapped_column(UTCDateTime())
-
-
-class ValueSetRow(Base):
-    """A ValueSet resource stored through the FHIR API (``PUT /fhir/ValueSet/{id}``), as given."""
-
-    __tablename__ = "value_set"
-    __table_args__ = (Index("ix_value_set_url", "url"),)
-
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    url: Mapped[str] = mapped_column(String(1000))
-    version: Mapped[str | None] = mapped_column(String(64))
-    resource: Mapped[dict[str, Any]] = mapped_column(JSON)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -19,8 +19,8 @@ from app.main import create_app
 from app.matching import jobs as jobs_module
 from app.matching.matcher import Matcher
 from app.settings import MatchSettings, Settings
+from app.tables import MatchJobRow
 from indexer.encoders import FakeEncoder
-from indexer.store.models import MatchJobRow
 
 BODY = {"target_system": "toy", "source_system": "toyicd", "k": 3}
 RUN_FIELDS = ("run_id", "created_at")  # differ between any two runs

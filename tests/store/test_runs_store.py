@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+import app.tables  # noqa: F401 - the app's tables on Base.metadata
 from app.evaluations.runs import RunStore
 from app.matching.jobs import DONE, QUEUED, RUNNING, JobStore
 from app.matching.request import MatchMode, MatchRequest, SourceConcept

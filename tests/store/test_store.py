@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, inspect, select
 
+import app.tables  # noqa: F401 - the app's tables on Base.metadata: migrations create them too
 from indexer.records import SourceError
 from indexer.store import StoreReader, load_source, make_engine, migrate
 from indexer.store.db import downgrade

@@ -1,0 +1,78 @@
+"""The app's tables in the concept store: match jobs, evaluation runs, stored value sets.
+
+They share the store's declarative ``Base`` (``indexer/store/models.py``), so the one alembic
+history (``alembic/``) creates and migrates them with the indexer's tables.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from indexer.store.models import Base, UTCDateTime
+
+
+class MatchJobRow(Base):
+    """A batch-matching job: the request, its progress, and how it ended. Results are stored a
+    chunk at a time in :class:`MatchJobChunkRow`, so a restarted app resumes where it stopped."""
+
+    __tablename__ = "match_job"
+    __table_args__ = (Index("ix_match_job_status", "status"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))  # queued, running, done, failed
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    total: Mapped[int] = mapped_column(Integer)
+    done: Mapped[int] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class MatchJobChunkRow(Base):
+    """The matches of one chunk of a job's sources, in source order (``seq`` counts chunks)."""
+
+    __tablename__ = "match_job_chunk"
+
+    job_id: Mapped[str] = mapped_column(ForeignKey("match_job.id", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sources: Mapped[int] = mapped_column(Integer)
+    results: Mapped[list[Any]] = mapped_column(JSON)
+
+
+class EvaluationRunRow(Base):
+    """One evaluation (``/evaluate`` or a built-in benchmark) with what it ran against."""
+
+    __tablename__ = "evaluation_run"
+    __table_args__ = (Index("ix_evaluation_run_created", "created_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(100))  # the caller's name for the run
+    benchmark: Mapped[str | None] = mapped_column(String(64))  # None: items posted to /evaluate
+    system: Mapped[str] = mapped_column(String(64))
+    mode: Mapped[str] = mapped_column(String(16))
+    k: Mapped[int] = mapped_column(Integer)
+    model_id: Mapped[str] = mapped_column(String(255))
+    bundle_id: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    count: Mapped[int] = mapped_column(Integer)
+    metrics: Mapped[dict[str, float]] = mapped_column(JSON)
+    overlap: Mapped[dict[str, Any]] = mapped_column(JSON)
+    items: Mapped[list[Any]] = mapped_column(JSON)
+
+
+class ValueSetRow(Base):
+    """A ValueSet resource stored through the FHIR API (``PUT /fhir/ValueSet/{id}``), as given."""
+
+    __tablename__ = "value_set"
+    __table_args__ = (Index("ix_value_set_url", "url"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    url: Mapped[str] = mapped_column(String(1000))
+    version: Mapped[str | None] = mapped_column(String(64))
+    resource: Mapped[dict[str, Any]] = mapped_column(JSON)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
