@@ -1,97 +1,28 @@
-"""The OpenAPI description of the FHIR operations: their query parameters (GET) and their
-``Parameters`` body (POST), with the limits ``app/fhir`` enforces (defaults of the settings)."""
+"""The OpenAPI description of the FHIR operations, from their declarations (``app/fhir/operations.py``):
+their query parameters (GET) and their ``Parameters`` body (POST), with the limits ``app/fhir``
+enforces (defaults of the settings)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from app.checks import SEARCH
-from app.settings import FhirSettings
+from app.fhir.operations import POST_ONLY, Operation, Parameter
 
-FHIR = FhirSettings()
-INT32 = 2**31 - 1
-_TEXT = {"type": "string", "minLength": 1}
-_BOOLEAN = {"type": "string", "enum": ["true", "false"]}
-_CODE = {"name": "code", "schema": _TEXT, "description": "a code of the system"}
-_SYSTEM = {"name": "system", "schema": _TEXT, "description": "code system URI"}
-_VERSION = {"name": "version", "schema": _TEXT, "description": "code system version (the loaded one)"}
-_DISPLAY = {"name": "display", "schema": _TEXT, "description": "display to check"}
-_LANGUAGE = {
-    "name": "displayLanguage",
-    "schema": {"type": "string", "pattern": r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$"},
-    "description": "a language tag such as en or en-US",
+_TYPES: dict[str, dict[str, Any]] = {
+    "integer": {"type": "integer"},
+    "decimal": {"type": "number"},
+    "boolean": {"type": "string", "enum": ["true", "false"]},
 }
-_URL = {
-    "name": "url",
-    "schema": _TEXT,
-    "description": "value set: {system uri}?fhir_vs, or {system uri}?fhir_vs=isa/{code} for a subtree",
-}
+_TEXT: dict[str, Any] = {"type": "string", "minLength": 1}
 
-_VALUE_SET_URL = {
-    **_URL,
-    "required": True,  # by GET; a POSTed Parameters may pass the value set itself as valueSet instead
-    "description": "the value set: implicit ({system}?fhir_vs[=isa/{code}]), or a tx-resource's url (POST)",
-}
-_VALUE_SET_VERSION = {"name": "valueSetVersion", "schema": _TEXT, "description": "the version of the value set named by url"}
-EXPAND = [
-    _VALUE_SET_URL,
-    _VALUE_SET_VERSION,
-    {
-        "name": "filter",
-        "schema": {"type": "string", "maxLength": SEARCH.max_query_length},
-        "description": "text to search for by meaning; the last, unfinished word is completed",
-    },
-    {"name": "count", "schema": {"type": "integer", "minimum": 0, "maximum": FHIR.max_count}, "description": "codes per page"},
-    {"name": "offset", "schema": {"type": "integer", "minimum": 0, "maximum": INT32}, "description": "first code of the page"},
-    {"name": "activeOnly", "schema": _BOOLEAN, "description": "leave out inactive codes"},
-    {"name": "includeDesignations", "schema": _BOOLEAN, "description": "list each code's designations"},
-    _LANGUAGE,
-    {"name": "excludeNotForUI", "schema": _BOOLEAN, "description": "leave out abstract codes (chapters, blocks)"},
-    {"name": "excludeNested", "schema": _BOOLEAN, "description": "a flat list (expansions here always are)"},
-    {"name": "abstract", "schema": _BOOLEAN, "description": "false: leave out abstract codes (as excludeNotForUI)"},
-    {
-        "name": "min_confidence",
-        "schema": {"type": "number", "minimum": 0, "maximum": 1},
-        "description": f"least confidence of a filtered code (default {SEARCH.confidence_threshold})",
-    },
-]
-_ABSTRACT = {"name": "abstract", "schema": _BOOLEAN, "description": "false: an abstract code (chapter, block) is not valid"}
-VALUE_SET_VALIDATE = [
-    _VALUE_SET_URL,
-    _VALUE_SET_VERSION,
-    _SYSTEM,
-    _CODE,
-    {**_VERSION, "name": "systemVersion"},
-    _DISPLAY,
-    {"name": "inferSystem", "schema": _BOOLEAN, "description": "true: a code without a system is of the value set's system"},
-    {"name": "activeOnly", "schema": _BOOLEAN, "description": "true: an inactive code is not valid"},
-    _ABSTRACT,
-]
-LOOKUP = [
-    {**_SYSTEM, "required": True},
-    {**_CODE, "required": True},
-    _VERSION,
-    _LANGUAGE,
-    {
-        "name": "property",
-        "schema": {"type": "array", "items": _TEXT},
-        "explode": True,
-        "description": "properties to return (repeatable): designation, parent, child, definition, inactive, ...",
-    },
-]
-CODE_SYSTEM_VALIDATE = [
-    {**_URL, "required": True, "description": "code system URI"},
-    {**_CODE, "required": True},
-    _VERSION,
-    _DISPLAY,
-    _ABSTRACT,
-]
-TRANSLATE = [
-    {**_SYSTEM, "required": True},
-    {**_CODE, "required": True},
-    {"name": "targetsystem", "schema": _TEXT, "description": "code system URI to translate into"},
-    {"name": "target", "schema": _TEXT, "description": "value set URL to translate into (e.g. a subtree)"},
-]
+
+def _query_parameter(parameter: Parameter) -> dict[str, Any]:
+    schema = {**_TYPES.get(parameter.type, _TEXT), **parameter.limits}
+    described = {"in": "query", "name": parameter.name, "description": parameter.documentation}
+    if parameter.repeats:
+        return described | {"schema": {"type": "array", "items": schema}, "explode": True}
+    return described | {"schema": schema} | ({"required": True} if parameter.required else {})
+
 
 _PARAMETERS_BODY = {
     "type": "object",
@@ -111,9 +42,9 @@ _PARAMETERS_BODY = {
 }
 
 
-def get_operation(parameters: list[dict[str, Any]]) -> dict[str, Any]:
-    """``openapi_extra`` of an operation's GET: its query parameters."""
-    return {"parameters": [{"in": "query", **parameter} for parameter in parameters]}
+def get_operation(operation: Operation) -> dict[str, Any]:
+    """``openapi_extra`` of an operation's GET: its declared parameters that a query string can carry."""
+    return {"parameters": [_query_parameter(p) for p in operation.parameters if p.type not in POST_ONLY]}
 
 
 def post_operation() -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from app.fhir.operations import EXPAND, OPERATIONS, definition_url
 from indexer.bundle import SystemRange
 
 FHIR_VERSION = "4.0.1"
@@ -21,34 +22,15 @@ RELEASE_DATE = "2026-11-25"  # CapabilityStatement.software only; TerminologyCap
 TEST_CASES_VERSION = "1.9.3"
 FEATURE = "http://hl7.org/fhir/uv/application-feature/StructureDefinition/feature"
 IMPLEMENTATION = "termsearch semantic terminology server"
-OPERATIONS = {
-    "CodeSystem": ("lookup", "validate-code"),
-    "ValueSet": ("expand", "validate-code"),
-    "ConceptMap": ("translate",),
-}
-EXPANSION_PARAMETERS = {
-    "url": "an implicit value set: {system}?fhir_vs (every code) or {system}?fhir_vs=isa/{code} (a subtree)",
-    "filter": "text to search for; ranked by hybrid semantic search, the last word matching as a prefix",
-    "count": "codes per page",
-    "offset": "where the page starts",
-    "activeOnly": "leave out inactive codes",
-    "includeDesignations": "list each code's designations",
-    "displayLanguage": "the display in this language where the code system has one",
-    "excludeNotForUI": "leave out the abstract codes (ICD-10-CM chapters and blocks), listed otherwise with abstract=true",
-    "excludeNested": "accepted with either value: expansions are always flat",
-    "includeDefinition": "list each code's definition (as the R5 definition extension)",
-    "property": "list these properties of each code (parent, child, definition, inactive, and the code system's own)",
-    "tx-resource": "ValueSet resources that the request's value set and its imports may refer to",
-    "system-version": "system|version: the version of a code system where the value set names none",
-    "check-system-version": "system|version: an error unless the code system's version used is this one",
-    "force-system-version": "system|version: the version of a code system used whatever the value set says",
-}
 TEXT_FILTER = (
     "Semantic search, not string matching: the filter text is matched by meaning (a sentence encoder "
-    "over every label, synonyms included) fused by reciprocal rank fusion with BM25 over stemmed words, "
-    "where the last, partly typed word also matches as a prefix ('tachyc' finds Tachycardia). Lay words "
-    "find clinical terms ('hearing loss' finds Hearing impairment). Results are ranked best first; "
-    "an expansion holds the best-ranked codes (at most the server's filter depth), paged by offset and count."
+    "over every label, synonyms, lay terms and abbreviations included) and by words (BM25 over stemmed "
+    "words, character n-grams for misspellings), and each code's features are combined into a calibrated "
+    "confidence, the chance that it is the code meant. The last, partly typed word is completed "
+    "('tachyc' finds Tachycardia); lay words find clinical terms ('hearing loss' finds Hearing impairment). "
+    "Codes are ranked best first, those under min_confidence left out, except a code whose display holds "
+    "every word of the filter, which is always listed; an expansion holds the best-ranked codes (at most "
+    "the server's filter depth), paged by offset and count."
 )
 
 
@@ -81,16 +63,22 @@ def _feature(definition: str, value: dict[str, Any]) -> dict[str, Any]:
 
 def capability_statement(base_url: str | None) -> dict[str, Any]:
     read_and_search = [{"code": "read"}, {"code": "search-type"}]
+    kinds = dict.fromkeys(operation.resource for operation in OPERATIONS)
     resources = [
         {
             "type": kind,
             **({"interaction": read_and_search} if kind in ("CodeSystem", "ValueSet") else {}),
             "operation": [
-                {"name": name, "definition": f"http://hl7.org/fhir/OperationDefinition/{kind}-{name}"}
-                for name in names
+                {
+                    "name": operation.code,
+                    "definition": definition_url(operation, base_url),
+                    "documentation": operation.documentation,
+                }
+                for operation in OPERATIONS
+                if operation.resource == kind
             ],
         }
-        for kind, names in OPERATIONS.items()
+        for kind in kinds
     ]
     features = [
         _feature("http://hl7.org/fhir/uv/tx-tests/FeatureDefinition/test-version", {"valueCode": TEST_CASES_VERSION}),
@@ -134,7 +122,7 @@ def terminology_capabilities(systems: Iterable[SystemRange], base_url: str | Non
         "expansion": {
             "hierarchical": False,
             "paging": True,
-            "parameter": [{"name": name, "documentation": text} for name, text in EXPANSION_PARAMETERS.items()],
+            "parameter": [{"name": p.name, "documentation": p.documentation} for p in EXPAND.parameters],
             "textFilter": TEXT_FILTER,
         },
         "validateCode": {"translations": False},

@@ -4,11 +4,12 @@ the same way: typed getters that refuse malformed or repeated values with an Ope
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from app.errors import InvalidLanguage, InvalidParameter
+from app.fhir.operations import TEXTS, Operation
 
 _LANGUAGE = re.compile(r"^([A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*|\*)$")
 _BOOLEANS = {"true": True, "false": False}
@@ -54,19 +55,27 @@ class Coding:
     display: str | None = None
 
 
+class UndeclaredParameter(LookupError):
+    """The code reads a parameter its operation does not declare, or as another type: a defect
+    of the server, caught by the tests (the declarations are what clients are told)."""
+
+
 class OperationParams:
-    def __init__(self, values: dict[str, list[Any]]) -> None:
+    """The parameters of a request to ``operation``, read only as it declares them."""
+
+    def __init__(self, operation: Operation, values: dict[str, list[Any]]) -> None:
+        self.operation = operation
         self._values = values
 
     @classmethod
-    def from_query(cls, items: Iterable[tuple[str, str]]) -> OperationParams:
+    def from_query(cls, operation: Operation, items: Iterable[tuple[str, str]]) -> OperationParams:
         values: dict[str, list[Any]] = {}
         for name, value in items:
             values.setdefault(name, []).append(value)
-        return cls(values)
+        return cls(operation, values)
 
     @classmethod
-    def from_resource(cls, body: Any) -> OperationParams:
+    def from_resource(cls, operation: Operation, body: Any) -> OperationParams:
         """Each ``parameter`` needs a ``name`` and exactly one ``value[x]`` of its type."""
         if not isinstance(body, dict) or body.get("resourceType") != "Parameters":
             raise InvalidParameter("body: expected a Parameters resource", "body")
@@ -89,15 +98,25 @@ class OperationParams:
                 raise InvalidParameter(f"{name}: expected exactly one value[x]", name)
             _check_value(name, *given[0])
             values.setdefault(name, []).append(given[0][1])
-        return cls(values)
+        return cls(operation, values)
+
+    def declares(self, name: str) -> bool:
+        return self.operation.parameter(name) is not None
+
+    def _declared(self, name: str, types: Collection[str]) -> None:
+        parameter = self.operation.parameter(name)
+        if parameter is None or (types and parameter.type not in types):
+            declared = f"declared as {parameter.type}" if parameter else "not declared"
+            raise UndeclaredParameter(f"{self.operation.id} reads {name!r} as {'/'.join(sorted(types))}, {declared}")
 
     def defaulting(self, name: str, value: str | None) -> OperationParams:
         """These parameters, with ``name`` set to ``value`` where it is not given (and value is)."""
         if value is None or name in self._values:
             return self
-        return OperationParams({**self._values, name: [value]})
+        return OperationParams(self.operation, {**self._values, name: [value]})
 
-    def _one(self, name: str) -> Any:
+    def _one(self, name: str, *types: str) -> Any:
+        self._declared(name, types)
         values = self._values.get(name, [])
         if len(values) > 1:
             raise InvalidParameter(f"{name}: given {len(values)} times, allowed once")
@@ -111,6 +130,7 @@ class OperationParams:
         """The resources of ``resourceType`` ``kind`` given as ``name`` (POST only). ``tx-resource``
         may carry ValueSets and ConceptMaps, each operation taking the kind it uses; any other
         parameter, and any other kind, is refused."""
+        self._declared(name, {"Resource"})
         values = self._values.get(name, [])
         allowed = TX_RESOURCE_KINDS if name == "tx-resource" else {kind}
         for value in values:
@@ -121,7 +141,7 @@ class OperationParams:
         return [value for value in values if value.get("resourceType") == kind]
 
     def text(self, name: str) -> str | None:
-        value = self._one(name)
+        value = self._one(name, *TEXTS)
         if value is not None and not isinstance(value, str):
             raise InvalidParameter(f"{name}: expected a string")
         return value
@@ -133,6 +153,7 @@ class OperationParams:
         return value
 
     def texts(self, name: str) -> list[str]:
+        self._declared(name, TEXTS)
         values = self._values.get(name, [])
         if not all(isinstance(value, str) for value in values):
             raise InvalidParameter(f"{name}: expected strings")
@@ -141,14 +162,14 @@ class OperationParams:
     def integer(self, name: str, minimum: int = 0) -> int | None:
         """A FHIR integer (32-bit signed) of at least ``minimum``, given as a query string or as a
         ``valueInteger``: the same bounds either way."""
-        given = self._one(name)
+        given = self._one(name, "integer")
         value = int(given) if isinstance(given, str) and re.fullmatch(r"-?\d{1,10}", given) else given
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= INT32[1]):
             raise InvalidParameter(f"{name}: expected an integer from {minimum} to {INT32[1]} (got {given!r})")
         return value
 
     def decimal(self, name: str) -> float | None:
-        given = self._one(name)
+        given = self._one(name, "decimal")
         value = given
         if isinstance(given, str):
             try:
@@ -160,12 +181,19 @@ class OperationParams:
         return None if value is None else float(value)
 
     def boolean(self, name: str) -> bool | None:
-        value = self._one(name)
+        value = self._one(name, "boolean")
         if isinstance(value, str):
             value = _BOOLEANS.get(value, value)
         if value is not None and not isinstance(value, bool):
             raise InvalidParameter(f"{name}: expected true or false (got {value!r})")
         return value
+
+    def typed(self, name: str) -> Any:
+        """The value of ``name`` as its declared type reads it (a string, integer, boolean or number)."""
+        kind = self.operation.parameter(name)
+        readers: dict[str, Callable[[str], Any]] = {"integer": self.integer, "boolean": self.boolean, "decimal": self.decimal}
+        reader = readers.get(kind.type if kind else "", self.text)
+        return reader(name)
 
     def language(self, name: str) -> str | None:
         """A language tag, or the first of a list as Accept-Language writes it (``de, en;q=0.8``)."""
@@ -180,18 +208,20 @@ class OperationParams:
     def coding(
         self, code_name: str, system_name: str, coding_name: str = "coding", version_name: str = "version"
     ) -> Coding | None:
-        """A coding given as ``coding`` (POST), or as separate code, system, version and display."""
-        value = self._one(coding_name)
+        """A coding given as ``coding`` (POST), or as separate code, system, version and display
+        (where the operation takes a display)."""
+        value = self._one(coding_name, "Coding")
         if value is not None:
             return _coding(coding_name, value)
         code = self.text(code_name)
         if not code:
             return None
-        return Coding(self.text(system_name), code, self.text(version_name), self.text("display"))
+        display = self.text("display") if self.declares("display") else None
+        return Coding(self.text(system_name), code, self.text(version_name), display)
 
     def codeable_concept(self, name: str = "codeableConcept") -> list[Coding] | None:
         """The codings of a CodeableConcept (POST), at least one."""
-        value = self._one(name)
+        value = self._one(name, "CodeableConcept")
         if value is None:
             return None
         codings = value.get("coding") if isinstance(value, dict) else None

@@ -17,16 +17,16 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.convertors import Convertor, register_url_convertor
 
-from app.api import fhir_schema
 from app.api.deps import ReaderDep, ServiceDep, SettingsDep
 from app.api.errors import FHIR_ERROR_RESPONSES
 from app.api.fhir_schema import get_operation, post_operation
 from app.api.http import Route, read_json
-from app.errors import InvalidParameter, Unavailable
-from app.fhir import capabilities, codesystems
+from app.errors import InvalidParameter, NotFound, Unavailable
+from app.fhir import capabilities, codesystems, operations
 from app.fhir.codes import lookup
 from app.fhir.context import FhirContext
 from app.fhir.expand import expand
+from app.fhir.operations import BY_ID, CODE_SYSTEM_VALIDATE, EXPAND, LOOKUP, TRANSLATE, VALUE_SET_VALIDATE, Operation
 from app.fhir.outcome import FHIR_JSON
 from app.fhir.params import OperationParams
 from app.fhir.searchset import searchset
@@ -37,7 +37,7 @@ from app.fhir.valuesets import checked_value_set
 
 router = APIRouter(prefix="/fhir", tags=["fhir"], route_class=Route, responses=FHIR_ERROR_RESPONSES)
 
-Operation = Callable[[FhirContext, OperationParams], dict[str, Any]]
+Answer = Callable[[FhirContext, OperationParams], dict[str, Any]]
 
 
 async def _context(request: Request, service: ServiceDep, reader: ReaderDep, settings: SettingsDep) -> FhirContext:
@@ -57,13 +57,15 @@ def fhir_response(body: dict[str, Any], status: int = 200) -> JSONResponse:
     return JSONResponse(body, status_code=status, media_type=FHIR_JSON)
 
 
-async def _params(request: Request) -> OperationParams:
+async def _params(operation: Operation, request: Request) -> OperationParams:
     """The operation's parameters; an ``Accept-Language`` header (when well formed) stands for
-    ``displayLanguage`` where the request names none."""
+    ``displayLanguage`` where the operation takes one and the request names none."""
     if request.method == "GET":
-        params = OperationParams.from_query(request.query_params.multi_items())
+        params = OperationParams.from_query(operation, request.query_params.multi_items())
     else:
-        params = OperationParams.from_resource(await read_json(request))
+        params = OperationParams.from_resource(operation, await read_json(request))
+    if not params.declares("displayLanguage"):
+        return params
     languages = params.defaulting("displayLanguage", request.headers.get("accept-language"))
     try:
         languages.language("displayLanguage")
@@ -72,51 +74,51 @@ async def _params(request: Request) -> OperationParams:
     return languages
 
 
-async def _run(operation: Operation, request: Request, context: FhirContext) -> JSONResponse:
-    params = await _params(request)
-    return fhir_response(await run_in_threadpool(operation, context, params))
+async def _run(operation: Operation, answer: Answer, request: Request, context: FhirContext) -> JSONResponse:
+    params = await _params(operation, request)
+    return fhir_response(await run_in_threadpool(answer, context, params))
 
 
-def _operation(path: str, parameters: list[dict[str, Any]]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Serve ``path`` by GET (query parameters) and POST (a Parameters resource), each documented."""
+def _operation(operation: Operation) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Serve ``operation`` by GET (query parameters) and POST (a Parameters resource), each documented."""
 
     def register(endpoint: Callable[..., Any]) -> Callable[..., Any]:
-        router.get(path, response_class=JSONResponse, openapi_extra=get_operation(parameters))(endpoint)
-        router.post(path, response_class=JSONResponse, openapi_extra=post_operation())(endpoint)
+        router.get(operation.path, response_class=JSONResponse, openapi_extra=get_operation(operation))(endpoint)
+        router.post(operation.path, response_class=JSONResponse, openapi_extra=post_operation())(endpoint)
         return endpoint
 
     return register
 
 
-@_operation("/ValueSet/$expand", fhir_schema.EXPAND)
+@_operation(EXPAND)
 async def value_set_expand(request: Request, context: ContextDep) -> JSONResponse:
     """Expand an implicit value set (``url``), optionally by semantic ``filter``; ``count``,
     ``offset``, ``activeOnly``, ``includeDesignations``, ``displayLanguage``, ``min_confidence``."""
-    return await _run(expand, request, context)
+    return await _run(EXPAND, expand, request, context)
 
 
-@_operation("/ValueSet/$validate-code", fhir_schema.VALUE_SET_VALIDATE)
+@_operation(VALUE_SET_VALIDATE)
 async def value_set_validate_code(request: Request, context: ContextDep) -> JSONResponse:
     """Is ``system``/``code`` (or ``coding``) in the value set ``url``? (``display`` checked too)"""
-    return await _run(validate_in_value_set, request, context)
+    return await _run(VALUE_SET_VALIDATE, validate_in_value_set, request, context)
 
 
-@_operation("/CodeSystem/$lookup", fhir_schema.LOOKUP)
+@_operation(LOOKUP)
 async def code_system_lookup(request: Request, context: ContextDep) -> JSONResponse:
     """Display, designations, parent/child/definition/inactive properties of ``system``/``code``."""
-    return await _run(lookup, request, context)
+    return await _run(LOOKUP, lookup, request, context)
 
 
-@_operation("/CodeSystem/$validate-code", fhir_schema.CODE_SYSTEM_VALIDATE)
+@_operation(CODE_SYSTEM_VALIDATE)
 async def code_system_validate_code(request: Request, context: ContextDep) -> JSONResponse:
     """Is ``code`` (or ``coding``) a code of the code system ``url``? (``display`` checked too)"""
-    return await _run(validate_in_code_system, request, context)
+    return await _run(CODE_SYSTEM_VALIDATE, validate_in_code_system, request, context)
 
 
-@_operation("/ConceptMap/$translate", fhir_schema.TRANSLATE)
+@_operation(TRANSLATE)
 async def concept_map_translate(request: Request, context: ContextDep) -> JSONResponse:
     """Stored mappings and semantic candidates for ``system``/``code`` into ``targetsystem``/``target``."""
-    return await _run(translate, request, context)
+    return await _run(TRANSLATE, translate, request, context)
 
 
 @router.get("/CodeSystem", response_class=JSONResponse)
@@ -155,6 +157,16 @@ def metadata(
 def fhir_versions() -> JSONResponse:
     """The FHIR versions this server answers in (4.0)."""
     return fhir_response(capabilities.versions())
+
+
+@router.get("/OperationDefinition/{operation_id}", response_class=JSONResponse)
+def operation_definition(operation_id: str, settings: SettingsDep) -> JSONResponse:
+    """The OperationDefinition of an operation served (``ValueSet-expand``...), from the same
+    declaration its parameters are read by."""
+    operation = BY_ID.get(operation_id)
+    if operation is None:
+        raise NotFound(f"OperationDefinition/{operation_id} is not an operation of this server (those: {', '.join(BY_ID)})")
+    return fhir_response(operations.operation_definition(operation, settings.fhir.base_url))
 
 
 # --- ValueSet resources stored on the server

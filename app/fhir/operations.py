@@ -1,0 +1,281 @@
+"""The FHIR operations served and their parameters, each declared once.
+
+The declarations drive everything that names a parameter: :class:`~app.fhir.params.OperationParams`
+reads only what an operation declares, with the getter its type calls for; the routes, their
+OpenAPI description, the CapabilityStatement, TerminologyCapabilities, the OperationDefinitions
+(``GET /fhir/OperationDefinition/{id}``) and the docs table (``docs/FHIR_PARAMETERS.md``) are
+written from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from app.checks import SEARCH
+from app.settings import FhirSettings
+
+HL7_DEFINITIONS = "http://hl7.org/fhir/OperationDefinition"
+TEXTS = frozenset({"string", "uri", "canonical", "code", "id"})  # read as text
+POST_ONLY = frozenset({"Coding", "CodeableConcept", "Resource"})  # no query-string form
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    type: str  # its FHIR data type
+    documentation: str
+    required: bool = False  # by GET; a POSTed Parameters may give a resource in its stead
+    repeats: bool = False
+    echoed: bool = False  # repeated in the answer when given ($expand's expansion.parameter)
+    limits: dict[str, Any] = field(default_factory=dict, compare=False)  # JSON-schema limits beyond the type's
+
+    @property
+    def max(self) -> str:
+        return "*" if self.repeats else "1"
+
+    @property
+    def value_key(self) -> str:
+        """``valueString``, ``valueInteger``... as a ``Parameters`` resource carries it."""
+        return f"value{self.type[0].upper()}{self.type[1:]}"
+
+
+@dataclass(frozen=True)
+class Operation:
+    resource: str  # the resource type it is invoked on
+    code: str  # ``expand``: served as ``/fhir/ValueSet/$expand``
+    documentation: str
+    parameters: tuple[Parameter, ...]
+    returns: tuple[Parameter, ...]  # the answer's parameters (``return``: the resource answered)
+
+    @property
+    def id(self) -> str:
+        return f"{self.resource}-{self.code}"
+
+    @property
+    def path(self) -> str:
+        return f"/{self.resource}/${self.code}"
+
+    @property
+    def base(self) -> str:
+        """The HL7 definition this one implements (and extends)."""
+        return f"{HL7_DEFINITIONS}/{self.id}"
+
+    def parameter(self, name: str) -> Parameter | None:
+        return next((parameter for parameter in self.parameters if parameter.name == name), None)
+
+
+def _text(name: str, documentation: str, **options: Any) -> Parameter:
+    return Parameter(name, "string", documentation, **options)
+
+
+def _canonicals(name: str, documentation: str) -> Parameter:
+    return Parameter(name, "canonical", documentation, repeats=True)
+
+
+def _flag(name: str, documentation: str, echoed: bool = False) -> Parameter:
+    return Parameter(name, "boolean", documentation, echoed=echoed)
+
+
+_FHIR = FhirSettings()
+INT32 = 2**31 - 1
+_SUPPLEMENT = Parameter(
+    "useSupplement", "canonical", "a CodeSystem supplement to use (its designations and properties)", repeats=True
+)
+_LANGUAGE = Parameter(
+    "displayLanguage", "code", "the display in this language (or an Accept-Language header)",
+    limits={"pattern": r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$"},
+)
+_VALUE_SET = (
+    Parameter(
+        "url", "uri",
+        "the value set: implicit, {system}?fhir_vs (every code) or {system}?fhir_vs=isa/{code} (a subtree), "
+        "a stored one, or a tx-resource's url",
+        required=True,
+    ),
+    Parameter("valueSet", "Resource", "the value set itself, in place of url (POST)"),
+    _text("valueSetVersion", "the version of the value set named by url"),
+    Parameter("tx-resource", "Resource", "ValueSets and ConceptMaps the request may refer to (POST)", repeats=True),
+    _canonicals("default-valueset-version", "url|version: the version of a value set imported without one"),
+    _canonicals("system-version", "system|version: the version of a code system where the value set names none"),
+    _canonicals("check-system-version", "system|version: an error unless this version is the one used"),
+    _canonicals("force-system-version", "system|version: the version used whatever the value set says"),
+    _SUPPLEMENT,
+)
+_CODE = Parameter("code", "code", "a code of the system")
+_SYSTEM = Parameter("system", "uri", "code system URI")
+_DISPLAY = _text("display", "a display to check")
+_CODING = Parameter("coding", "Coding", "the code as a Coding, in place of system and code (POST)")
+_CODEABLE = Parameter("codeableConcept", "CodeableConcept", "the codings to check; valid when one of them is (POST)")
+_VERSION = _text("version", "code system version (the loaded one)")
+_PROPERTY = Parameter(
+    "property", "code", "properties to list (parent, child, definition, inactive, the code system's own; * for all)", repeats=True
+)
+_ABSTRACT = _flag("abstract", "false: an abstract code (ICD-10-CM chapter, block) is not valid")
+_CHECKS = (
+    _flag("activeOnly", "true: an inactive code is not valid"),
+    _ABSTRACT,
+    _flag("lenient-display-validation", "true: a wrong display is a warning, not an error"),
+    _flag("valueset-membership-only", "true: membership only, no display check"),
+    _LANGUAGE,
+)
+_VALIDATED = (
+    Parameter("result", "boolean", "whether the code is valid", required=True),
+    _text("message", "why not, or what to note"),
+    _text("display", "the code's display"),
+    Parameter("issues", "Resource", "an OperationOutcome with each problem"),
+)
+
+EXPAND = Operation(
+    "ValueSet", "expand",
+    "The codes of a value set; with filter, ranked by meaning (semantic search), best first.",
+    (
+        *_VALUE_SET,
+        _text(
+            "filter",
+            "text to search for by meaning, ranked best first (the last, unfinished word completed); "
+            "a code whose display holds every word is always listed",
+            echoed=True,
+            limits={"maxLength": SEARCH.max_query_length},
+        ),
+        Parameter("count", "integer", "codes per page", echoed=True, limits={"minimum": 0, "maximum": _FHIR.max_count}),
+        Parameter("offset", "integer", "where the page starts", echoed=True, limits={"minimum": 0, "maximum": INT32}),
+        _flag("activeOnly", "leave out inactive codes", echoed=True),
+        _flag("includeDesignations", "list each code's designations", echoed=True),
+        replace(_LANGUAGE, echoed=True),
+        _flag("excludeNotForUI", "leave out abstract codes (ICD-10-CM chapters, blocks), listed otherwise as abstract", True),
+        _flag("excludeNested", "accepted with either value: expansions are always flat", echoed=True),
+        _flag("abstract", "false: leave out abstract codes (as excludeNotForUI)", echoed=True),
+        _flag("includeDefinition", "the value set's definition (compose), and each code's definition"),
+        _PROPERTY,
+        Parameter(
+            "min_confidence", "decimal",
+            f"least confidence of a filtered code (default {SEARCH.confidence_threshold})",
+            echoed=True,
+            limits={"minimum": 0, "maximum": 1},
+        ),
+    ),
+    (Parameter("return", "Resource", "the ValueSet with its expansion", required=True),),
+)
+VALUE_SET_VALIDATE = Operation(
+    "ValueSet", "validate-code",
+    "Whether a code (coding, codeable concept) is in a value set, with its display checked.",
+    (
+        *_VALUE_SET, _SYSTEM, _CODE, _text("systemVersion", "the code's system version"), _DISPLAY, _CODING, _CODEABLE,
+        _flag("inferSystem", "true: a code without a system is of the value set's (single) system"), *_CHECKS,
+    ),
+    _VALIDATED,
+)
+CODE_SYSTEM_VALIDATE = Operation(
+    "CodeSystem", "validate-code",
+    "Whether a code (coding, codeable concept) is a code of a code system, with its display checked.",
+    (
+        Parameter("url", "uri", "code system URI", required=True), _CODE, _VERSION, _DISPLAY,
+        Parameter("system", "uri", "code system URI (as url)"), _CODING, _CODEABLE, *_CHECKS, _SUPPLEMENT,
+    ),
+    _VALIDATED,
+)
+LOOKUP = Operation(
+    "CodeSystem", "lookup",
+    "A code's display, designations and properties (parent, child, definition, inactive, the code system's own).",
+    (
+        Parameter("system", "uri", "code system URI", required=True),
+        Parameter("code", "code", "a code of the system", required=True),
+        _VERSION, _CODING, _LANGUAGE, _PROPERTY, _SUPPLEMENT,
+    ),
+    (
+        _text("name", "the code system's name", required=True),
+        _text("version", "its version"),
+        _text("display", "the code's display", required=True),
+        Parameter("designation", "Resource", "each designation besides the display (parts)", repeats=True),
+        Parameter("property", "Resource", "each property asked (parts)", repeats=True),
+    ),
+)
+TRANSLATE = Operation(
+    "ConceptMap", "translate",
+    "Stored mappings, alignments and semantic candidates of a code in another code system or value set.",
+    (
+        Parameter("system", "uri", "code system URI", required=True),
+        Parameter("code", "code", "the code to translate", required=True),
+        _VERSION, _DISPLAY, _CODING,
+        Parameter("url", "uri", "a ConceptMap given as tx-resource or conceptMap, by url"),
+        Parameter("conceptMap", "Resource", "a ConceptMap to translate with (POST)"),
+        Parameter("tx-resource", "Resource", "ConceptMaps to translate with (POST)", repeats=True),
+        Parameter("targetsystem", "uri", "code system URI to translate into"),
+        Parameter("target", "uri", "value set URL to translate into (e.g. a subtree)"),
+        _flag("reverse", "true: the concepts that map to the code"),
+    ),
+    (
+        Parameter("result", "boolean", "whether a mapping or alignment was found", required=True),
+        _text("message", "what the candidates are when none was"),
+        Parameter("match", "Resource", "each match: equivalence, concept, source (parts)", repeats=True),
+    ),
+)
+OPERATIONS = (EXPAND, VALUE_SET_VALIDATE, LOOKUP, CODE_SYSTEM_VALIDATE, TRANSLATE)
+BY_ID = {operation.id: operation for operation in OPERATIONS}
+
+
+def definition_url(operation: Operation, base_url: str | None) -> str:
+    """This server's OperationDefinition of ``operation``: under the configured base, else a URN."""
+    if base_url:
+        return f"{base_url.rstrip('/')}/OperationDefinition/{operation.id}"
+    return f"urn:termsearch:fhir:OperationDefinition:{operation.id}"
+
+
+def operation_definition(operation: Operation, base_url: str | None) -> dict[str, Any]:
+    """The OperationDefinition resource of ``operation``, based on HL7's."""
+
+    def described(parameter: Parameter, use: str) -> dict[str, Any]:
+        return {
+            "name": parameter.name,
+            "use": use,
+            "min": int(parameter.required),
+            "max": parameter.max,
+            "documentation": parameter.documentation,
+            "type": parameter.type,
+        }
+
+    return {
+        "resourceType": "OperationDefinition",
+        "id": operation.id,
+        "url": definition_url(operation, base_url),
+        "name": operation.id.replace("-", ""),
+        "title": f"{operation.resource} ${operation.code}",
+        "status": "active",
+        "kind": "operation",
+        "description": operation.documentation,
+        "code": operation.code,
+        "base": operation.base,
+        "resource": [operation.resource],
+        "system": False,
+        "type": True,
+        "instance": False,
+        "parameter": [described(p, "in") for p in operation.parameters] + [described(p, "out") for p in operation.returns],
+    }
+
+
+def docs_table() -> str:
+    """``docs/FHIR_PARAMETERS.md``: each operation's parameters as the server reads them."""
+    lines = [
+        "# FHIR operation parameters",
+        "",
+        "Written from the declarations the server parses by (`app/fhir/operations.py`; "
+        "`python -m app.fhir.operations > docs/FHIR_PARAMETERS.md`). GET takes the parameters as a query string "
+        "(a Coding, CodeableConcept or resource only in a POSTed `Parameters`); a parameter given more than once "
+        "where it may not repeat is refused.",
+    ]
+    for operation in OPERATIONS:
+        lines += ["", f"## `{operation.path}`", "", operation.documentation, "", "| parameter | type | repeats | what it does |",
+                  "|---|---|---|---|"]
+        for p in operation.parameters:
+            name = f"`{p.name}`{' (required)' if p.required else ''}"
+            lines.append(f"| {name} | {p.type} | {'yes' if p.repeats else 'no'} | {_cell(p.documentation)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+if __name__ == "__main__":
+    print(docs_table(), end="")
