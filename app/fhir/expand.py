@@ -31,6 +31,7 @@ from app.checks import check_length, check_range
 from app.errors import NotFound, TooCostly
 from app.fhir.context import FhirContext
 from app.fhir.designations import designations, display_in
+from app.fhir.operations import EXPAND
 from app.fhir.params import OperationParams
 from app.fhir.supplements import requested
 from app.fhir.supplements import used as used_supplements
@@ -46,19 +47,6 @@ MATCHED_TERM = "urn:termsearch:fhir:matched-term"
 SCORE = "urn:termsearch:fhir:score"
 CONFIDENCE = "urn:termsearch:fhir:confidence"
 
-# Echoed in expansion.parameter when given, with their FHIR types.
-ECHOED = {
-    "filter": "valueString",
-    "count": "valueInteger",
-    "offset": "valueInteger",
-    "activeOnly": "valueBoolean",
-    "includeDesignations": "valueBoolean",
-    "displayLanguage": "valueCode",
-    "excludeNotForUI": "valueBoolean",
-    "excludeNested": "valueBoolean",  # honoured whatever its value: expansions are always flat
-    "abstract": "valueBoolean",
-    "min_confidence": "valueDecimal",
-}
 # The elements of an explicit value set an expansion repeats (as tx.fhir.org does).
 DESCRIBING = frozenset(
     {"id", "language", "url", "identifier", "version", "name", "title", "status", "experimental", "date", "publisher"}
@@ -104,7 +92,8 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     if text:
         scope = value_set.scope(include_inactive=not active_only)
         wanted = limits.filter_depth if count is None else min(limits.filter_depth, offset + count)
-        ranking = context.autocomplete.rank(text, scope, wanted, min_confidence)  # only the rows up to this page
+        # Only the rows up to this page; a code whose label holds every word of the filter is listed however unsure.
+        ranking = context.autocomplete.rank(text, scope, wanted, min_confidence, spare_whole_words=True)
         hits = ranking.rows
         rows: Sequence[int] = [hit.concept for hit in hits]
         total = min(ranking.above, limits.filter_depth)
@@ -125,12 +114,12 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     shown = _Shown(include_designations, other_language, properties, sources)
     contains = [_entry(context, value_set, row, hit, shown) for row, hit in page]
 
-    used = {name: value for name in ECHOED if (value := _given(params, name)) is not None}
+    used = {p: value for p in EXPAND.parameters if p.echoed and (value := params.typed(p.name)) is not None}
     expansion: dict[str, Any] = {
         "identifier": f"urn:uuid:{uuid.uuid4()}",
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "total": total,
-        "parameter": [{"name": name, ECHOED[name]: value} for name, value in used.items()]
+        "parameter": [{"name": p.name, p.value_key: value} for p, value in used.items()]
         + [echo for s in value_set.systems for echo in value_set.versions.echoed(s.uri, value_set.stated_version(s))]
         + [
             {"name": "default-valueset-version", "valueUri": f"{url}|{version}"}
@@ -229,18 +218,6 @@ def _properties(context: FhirContext, concept: CatalogConcept, wanted: frozenset
         _cross_version("contains.property", {"url": "code", "valueCode": code}, {"url": "value", **value})
         for code, value in values
     ]
-
-
-def _given(params: OperationParams, name: str) -> Any:
-    """A parameter as used, in its FHIR type (already validated by ``expand``)."""
-    kind = ECHOED[name]
-    if kind == "valueInteger":
-        return params.integer(name)
-    if kind == "valueBoolean":
-        return params.boolean(name)
-    if kind == "valueDecimal":
-        return params.decimal(name)
-    return params.text(name)
 
 
 @dataclass(frozen=True)

@@ -90,13 +90,14 @@ class Autocomplete:
             labels = np.intersect1d(labels, vocabulary.labels_with(word), assume_unique=True)
         return vocabulary.completions_among(partial, labels[_inside(labels, ranges)])
 
-    def rank(self, text: str, scope: Scope, k: int, min_confidence: float = 0.0) -> Ranking:
+    def rank(self, text: str, scope: Scope, k: int, min_confidence: float = 0.0, spare_whole_words: bool = False) -> Ranking:
         """The core's ranking of the rewritten text. While the last word is being typed and goes
         somewhere (:meth:`_unfinished`), the list never goes blank: when no
         row reaches ``min_confidence``, the best rows below it are listed (their confidence says
-        how low), so a coder's list does not flicker empty mid-word ("left knee o")."""
+        how low), so a coder's list does not flicker empty mid-word ("left knee o").
+        ``spare_whole_words``: as :meth:`SearchService.rank`."""
         rewritten = self.rewrite(text, scope)
-        ranking = self.service.rank(rewritten, scope, k, Mode.HYBRID, min_confidence)
+        ranking = self.service.rank(rewritten, scope, k, Mode.HYBRID, min_confidence, spare_whole_words)
         if ranking.rows or not min_confidence or not self._unfinished(text, rewritten, ranking):
             return ranking
         below = self.service.rank(rewritten, scope, k, Mode.HYBRID, 0.0)

@@ -52,6 +52,20 @@ class FeatureScorer:
             details[i] = agreement(stated, self.details(int(rows[i])), bool(self.bundle.billable[rows[i]]))
         return np.hstack([labels, details]), shown, via
 
+    def naming_every_word(self, query_tokens: list[str], rows: np.ndarray) -> np.ndarray:
+        """Per concept of ``rows``: whether one of its labels holds every word of the query (none
+        does when a word is in no label)."""
+        columns = self.vocabulary.token_columns
+        wanted = set(query_tokens)
+        if not wanted or not wanted <= columns.keys():
+            return np.zeros(len(rows), dtype=bool)
+        label_ids, owner = self.bundle.labels_of(rows)
+        shared = self.vocabulary.label_tokens[label_ids][:, [columns[token] for token in wanted]]
+        holds = np.asarray((shared > 0).sum(axis=1)).ravel() == len(wanted)
+        named = np.zeros(len(rows), dtype=bool)
+        named[owner[holds]] = True
+        return named
+
     def _details_of(self, row: int) -> Details:
         """The details a concept's name carries (cached as :attr:`details`)."""
         return Details.of(self.bundle.concepts[row].display)

@@ -28,9 +28,10 @@ def order(
     mode: Mode,
     k: int,
     min_confidence: float,
+    spared: np.ndarray | None = None,
 ) -> tuple[list[Ranked], int]:
-    """The best ``k`` of ``candidates`` (catalog rows) at or above ``min_confidence``, and how
-    many candidates are."""
+    """The best ``k`` of ``candidates`` (catalog rows) at or above ``min_confidence`` or ``spared``
+    (a mask over them), and how many candidates are."""
     confidence = calibration.confidence(features)
     if any(count > 1 for count in meanings.values()):
         confidence /= np.asarray([max(meanings[key], 1) for key in bundle.system_of(candidates)], dtype=np.float32)
@@ -41,6 +42,8 @@ def order(
     else:
         score = confidence
     keep = confidence >= min_confidence
+    if spared is not None:
+        keep |= spared
     if mode is Mode.LEXICAL:
         keep &= (score > 0) | (features[:, CODE] > 0)
     ranked = np.lexsort((candidates, ~bundle.billable[candidates], -score, -features[:, CODE]))

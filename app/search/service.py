@@ -30,7 +30,7 @@ from app.search.details import Details
 from app.search.features import FeatureScorer
 from app.search.rewrite import QueryRewriter
 from app.search.scope import Scope
-from app.search.values import Mode, Ranked, Ranking, Result
+from app.search.values import Mode, Ranked, Ranking, Result, Threshold
 from app.settings import SearchSettings
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
@@ -80,9 +80,11 @@ class SearchService:
         k: int = 10,
         mode: Mode = Mode.HYBRID,
         min_confidence: float = 0.0,
+        spare_whole_words: bool = False,
     ) -> Ranking:
-        """The top ``k`` concepts of ``scope`` for ``query`` with at least ``min_confidence``."""
-        return self.rank_many([query], scope, k, mode, min_confidence)[0]
+        """The top ``k`` concepts of ``scope`` for ``query`` with at least ``min_confidence`` (or,
+        with ``spare_whole_words``, a label holding every word of the query, as a text filter keeps)."""
+        return self.rank_many([query], scope, k, mode, min_confidence, spare_whole_words)[0]
 
     def rank_many(
         self,
@@ -91,6 +93,7 @@ class SearchService:
         k: int = 10,
         mode: Mode = Mode.HYBRID,
         min_confidence: float = 0.0,
+        spare_whole_words: bool = False,
     ) -> list[Ranking]:
         """:meth:`rank` for several queries (each text's searches started once, as soon as it is known)."""
         required = scope.billable is True  # categories are ranked too, then descend to their codes
@@ -118,15 +121,16 @@ class SearchService:
         rankings = []
         for query, correction, reading, texts in zip(queries, corrections, readings, asked, strict=True):
             stated = Details.of(f"{query} {reading.text}")
-            found, above = self._rank(texts, stated, ranked_scope, where, depth, mode, min_confidence)
+            threshold = Threshold(min_confidence, spare_whole_words)
+            found, above = self._rank(texts, stated, ranked_scope, where, depth, mode, threshold)
             found = self.descent.apply(found, stated, reading.text, codes, required, k)
             rankings.append(Ranking(found, correction, above))
         return rankings
 
     def _rank(
-        self, asked: list[Asked], stated: Details, scope: Scope, where: Where, k: int, mode: Mode, min_confidence: float
+        self, asked: list[Asked], stated: Details, scope: Scope, where: Where, k: int, mode: Mode, threshold: Threshold
     ) -> tuple[list[Ranked], int]:
-        """The best ``k`` rows at or above ``min_confidence``, and how many candidates are."""
+        """The best ``k`` rows the ``threshold`` keeps, and how many candidates it keeps."""
         bundle = self.bundle
         excluded = scope.exclude_labels
         code_rows = self.channels.codes(asked[0].text, where)
@@ -146,7 +150,10 @@ class SearchService:
         found = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
         features, labels, via = self.scorer.features(asked, found, set(code_rows), where.left_out, stated, mode is Mode.DENSE)
         bm25 = lexical[0]  # the query's own BM25 hits
-        return ranker.order(bundle, self.calibration, found, features, labels, via, bm25, meanings, mode, k, min_confidence)
+        spared = self.scorer.naming_every_word(asked[0].tokens, found) if threshold.spare_whole_words else None
+        return ranker.order(
+            bundle, self.calibration, found, features, labels, via, bm25, meanings, mode, k, threshold.min_confidence, spared
+        )
 
     # --- rows --------------------------------------------------------------------------------------
 

@@ -37,6 +37,16 @@ class Why:
 
 
 @dataclass(frozen=True)
+class Threshold:
+    """Which candidates a ranking keeps: those of at least ``min_confidence`` and, with
+    ``spare_whole_words``, any whose label holds every word of the query (a text filter's
+    expansion lists a code that names every word it was given, however unsure the ranking is)."""
+
+    min_confidence: float = 0.0
+    spare_whole_words: bool = False
+
+
+@dataclass(frozen=True)
 class Ranked:
     concept: int
     label: int  # the label shown as matched

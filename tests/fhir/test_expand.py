@@ -3,6 +3,7 @@ echoed expansion parameters, and every error as an OperationOutcome."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -105,13 +106,20 @@ def test_filtered_expansion_is_at_most_the_filter_depth(small_client: TestClient
 
 
 def test_a_filter_filters_by_confidence(client: TestClient) -> None:
-    """Only concepts at or above the confidence threshold are listed, and total counts them."""
+    """Only concepts at or above the confidence threshold are listed, and total counts them, but
+    for a concept whose label holds every word of the filter: a text filter lists what names it."""
     assert expand(client, url=TOY_VS, filter="xxxqqq")["expansion"]["total"] == 0
     every = expand(client, url=TOY_VS, filter="heart", min_confidence=0)["expansion"]["contains"]
+    naming = {c.code for c in toy_concepts() if any(re.search(r"\bheart\b", d.text, re.I) for d in c.designations)}
+    assert naming and {e["code"] for e in every} - naming  # the ranking finds more than the codes named so
+    assert set(codes(expand(client, url=TOY_VS, filter="heart", min_confidence=1))) == naming
+    both = set(codes(expand(client, url=TOY_VS, filter="heart rate", min_confidence=1)))
+    assert both == {"T:2", "T:3"}  # Fast heart rate, Slow heart rate; not Heart murmur (every word, not any)
     confidences = {e["code"]: next(x["valueDecimal"] for x in e["extension"] if x["url"].endswith("confidence")) for e in every}
     threshold = sorted(confidences.values())[-2]  # two rows reach it (shown rounded to 4 places)
     confident = expand(client, url=TOY_VS, filter="heart", min_confidence=threshold - 5e-5)["expansion"]
-    assert confident["total"] == sum(c >= threshold for c in confidences.values()) < len(every)
+    kept = {code for code, c in confidences.items() if c >= threshold} | naming
+    assert confident["total"] == len(kept) and {e["code"] for e in confident["contains"]} == kept
 
 
 def test_unfiltered_expansion_lists_every_code_in_catalog_order(client: TestClient) -> None:
