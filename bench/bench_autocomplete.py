@@ -58,7 +58,7 @@ def main() -> None:
     prefixes = 0
     for phrase, system in phrases(service, args.phrases):
         scope = Scope((system,))
-        full = [r.concept for r in service.rank(phrase, scope, 3).rows]
+        full = [r.row for r in service.rank(phrase, scope, 3).rows]
         if not full:
             continue
         if service.rank(phrase, scope, 1, min_confidence=threshold).rows:
@@ -72,7 +72,7 @@ def main() -> None:
             if prefix.endswith(" "):
                 continue
             started = time.perf_counter()
-            typed = [r.concept for r in typing.rank(prefix, scope, 3).rows]
+            typed = [r.row for r in typing.rank(prefix, scope, 3).rows]
             latency.append((time.perf_counter() - started) * 1000)
             band = next(name for lo, hi, name in BANDS if lo <= end / len(phrase) < hi)
             for key in ((system, band), (system, "all prefixes")):

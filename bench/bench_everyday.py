@@ -109,7 +109,7 @@ def main() -> None:
                 ranking = service.rank(query, Scope((SYSTEM,), exclude_labels=excluded), 10, mode)
                 if served and mode is Mode.HYBRID:
                     latency.append((time.perf_counter() - started) * 1000)
-                codes = [bundle.concepts[r.concept].code for r in ranking.rows]
+                codes = [bundle.concepts[r.row].code for r in ranking.rows]
                 found = [any(code.startswith(a) for a in accepted) for code in codes]
                 if served and mode is Mode.HYBRID and not any(found[:1]):
                     misses.append(f"{query} ({'|'.join(accepted)}): {', '.join(codes[:3])}{' (in 10)' if any(found) else ''}")

@@ -128,9 +128,9 @@ def _rank(service: SearchService, item: Item, mode: Mode, k: int = 10):  # noqa:
     return service.rank(item.query, scope, k, mode).rows
 
 
-def _answered(row: Ranked, item: Item) -> int:
-    """The concept a row answers: a code listed for its category answers the category too."""
-    return item.gold if item.gold is not None and item.gold in (row.concept, row.category) else row.concept
+def _answered(ranked: Ranked, item: Item) -> int:
+    """The concept a ranked row answers: a code listed for its category answers the category too."""
+    return item.gold if item.gold is not None and item.gold in (ranked.row, ranked.category) else ranked.row
 
 
 def _char_only(service: SearchService, item: Item, k: int = 10) -> list[int]:
@@ -151,7 +151,7 @@ def _fit_groups(service: SearchService, items: list[Item]) -> list[tuple[np.ndar
     for item in items:
         rows = [row for row in _rank(service, item, Mode.HYBRID, k=service.settings.fusion_depth) if row.category is None]
         if rows:
-            right = next((i for i, row in enumerate(rows) if row.concept == item.gold), None)
+            right = next((i for i, ranked in enumerate(rows) if ranked.row == item.gold), None)
             groups.append((np.asarray([row.features for row in rows], dtype=np.float32), right))
     return groups
 

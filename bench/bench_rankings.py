@@ -35,7 +35,7 @@ def snapshot(phrase_count: int) -> dict[str, list[list[object]]]:
     out: dict[str, list[list[object]]] = {}
 
     def rows(ranking) -> list[list[object]]:  # noqa: ANN001
-        return [[service.bundle.concepts[r.concept].code, round(r.confidence, 6)] for r in ranking.rows]
+        return [[service.bundle.concepts[r.row].code, round(r.confidence, 6)] for r in ranking.rows]
 
     for name in SETS:
         for query, _, _ in read_items(name):

@@ -78,7 +78,7 @@ def evaluate(
     hits: dict[tuple[str, int], list[float]] = defaultdict(list)
     for query, kind, accepted in items:
         ranking = service.rank(query, Scope((system,), exclude_labels=excluded), 10, mode)
-        codes = [bundle.concepts[r.concept].code for r in ranking.rows]
+        codes = [bundle.concepts[r.row].code for r in ranking.rows]
         found = [any(code.startswith(a) for a in accepted) for code in codes]
         for group in (kind, "all"):
             for k in (1, 10):

@@ -213,5 +213,5 @@ def test_a_bundle_above_the_size_limit_gets_ivfpq_and_ranks_as_hnsw(settings: Se
     ivfpq = SearchService(Bundle(compressed.directory), FakeEncoder(32), settings.search)
     for query in ("fast heart rate", "high blood pressure", "hearing loss"):
         for mode in Mode:
-            expected = [(r.concept, round(r.score, 2)) for r in hnsw.rank(query, Scope(), 5, mode).rows]
-            assert [(r.concept, round(r.score, 2)) for r in ivfpq.rank(query, Scope(), 5, mode).rows] == expected != []
+            expected = [(r.row, round(r.score, 2)) for r in hnsw.rank(query, Scope(), 5, mode).rows]
+            assert [(r.row, round(r.score, 2)) for r in ivfpq.rank(query, Scope(), 5, mode).rows] == expected != []

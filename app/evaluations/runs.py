@@ -72,7 +72,7 @@ def evaluate(
             check()
         excluded = own_labels(service, system, query, gold_of[query]) if leave_out else frozenset()
         ranking = service.rank(query, Scope((system,), exclude_labels=excluded), depth, mode)
-        return [service.bundle.concepts[row.concept].code for row in ranking.rows]
+        return [service.bundle.concepts[ranked.row].code for ranked in ranking.rows]
 
     return evaluate_ranking(items, search, gain=hierarchy.gains, k=k, labels=hierarchy.labels, candidates=candidates)
 

@@ -95,7 +95,7 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         # Only the rows up to this page; a code whose label holds every word of the filter is listed however unsure.
         ranking = context.autocomplete.rank(text, scope, wanted, min_confidence, spare_whole_words=True)
         hits = ranking.rows
-        rows: Sequence[int] = [hit.concept for hit in hits]
+        rows: Sequence[int] = [hit.row for hit in hits]
         total = min(ranking.above, limits.filter_depth)
     else:
         rows = value_set.rows(context, active_only)

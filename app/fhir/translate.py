@@ -109,7 +109,7 @@ def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     reviewed = len(matches)
     for system in [target.system] if target.system else [s for s in context.bundle.systems.values() if s != source]:
         for hit in _semantic(context, system, target.value_set, row):
-            code = context.concept(hit.concept).code
+            code = context.concept(hit.row).code
             matches.setdefault((system.uri, code), _match(context, system.uri, code, "relatedto", hit.score))
 
     out: list[dict[str, Any]] = [{"name": "result", "valueBoolean": reviewed > 0}]
@@ -165,7 +165,7 @@ def _semantic(context: FhirContext, system: SystemRange, value_set: ValueSetRef 
     exclude = frozenset({source_row})
     scope = Scope((system.key,), exclude=exclude) if value_set is None else value_set.scope(False, exclude)
     labels = concept_labels(context.service, source_row)
-    return [match.row for match in match_labels(context.service, labels, scope, k, Mode.HYBRID)]
+    return [match.ranked for match in match_labels(context.service, labels, scope, k, Mode.HYBRID)]
 
 
 def _match(

@@ -78,18 +78,18 @@ class Matcher:
         texts = self.service.bundle.label_text
         found = match_labels(self.service, source.labels, scope, LEXICAL_DEPTH * k, Mode.LEXICAL)
         rescored = [
-            LabelMatch(replace(m.row, score=token_sort_similarity(source.labels[m.query], texts[m.row.label])), m.query)
+            LabelMatch(replace(m.ranked, score=token_sort_similarity(source.labels[m.query], texts[m.ranked.label])), m.query)
             for m in found
         ]
-        return sorted(rescored, key=lambda m: (-m.row.score, m.row.concept))
+        return sorted(rescored, key=lambda m: (-m.ranked.score, m.ranked.row))
 
     def _answer(
         self, source: Source, matches: Sequence[LabelMatch], k: int, min_score: float, min_confidence: float
     ) -> SourceMatches:
-        kept = [m for m in matches if m.row.score >= min_score and m.row.confidence >= min_confidence][:k]
+        kept = [m for m in matches if m.ranked.score >= min_score and m.ranked.confidence >= min_confidence][:k]
         candidates = [
             Candidate(
-                **vars(self.service.result(rank, m.row)),
+                **vars(self.service.result(rank, m.ranked)),
                 source_term=source.labels[m.query],
             )
             for rank, m in enumerate(kept, start=1)

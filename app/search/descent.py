@@ -72,19 +72,19 @@ class Descent:
         seen: set[int] = set()
         for rank, ranked in enumerate(rows):
             found = None
-            coded = self.bundle.concepts[ranked.concept].system in self.coded
-            if coded and not self.bundle.billable[ranked.concept] and (required or rank < SHOWN):
-                found = self.code(ranked.concept, stated, query_tokens, mask)
+            coded = self.bundle.concepts[ranked.row].system in self.coded
+            if coded and not self.bundle.billable[ranked.row] and (required or rank < SHOWN):
+                found = self.code(ranked.row, stated, query_tokens, mask)
             if found is not None and found not in seen:
-                parent = self.bundle.concepts[ranked.concept]
+                parent = self.bundle.concepts[ranked.row]
                 via = f"via {parent.code} {parent.display}: its code for what the query states"
                 via = f"{ranked.via}; {via}" if ranked.via else via  # how the category was found, then the descent
-                out.append(replace(ranked, concept=found, via=via, category=ranked.concept))
+                out.append(replace(ranked, row=found, via=via, category=ranked.row))
                 seen.add(found)
-            keep = not required or (found is None and self.bundle.billable[ranked.concept])
-            if keep and ranked.concept not in seen:
+            keep = not required or (found is None and self.bundle.billable[ranked.row])
+            if keep and ranked.row not in seen:
                 out.append(ranked)
-                seen.add(ranked.concept)
+                seen.add(ranked.row)
         return out[:k]
 
 

@@ -9,7 +9,7 @@ from indexer.bundle import Bundle
 
 
 def result(bundle: Bundle, rank: int, ranked: Ranked) -> Result:
-    concept = bundle.concepts[ranked.concept]
+    concept = bundle.concepts[ranked.row]
     features = ranked.features
     code = bool(features[CODE])
     why = Why(

@@ -18,9 +18,9 @@ from app.search.values import Mode, Ranked, Ranking
 
 @dataclass(frozen=True)
 class LabelMatch:
-    """A target concept's best pair with one source: the core's row and which query label found it."""
+    """A target concept's best pair with one source: the core's ranked record and which query label found it."""
 
-    row: Ranked
+    ranked: Ranked
     query: int
 
 
@@ -28,10 +28,10 @@ def best_per_concept(rankings: Sequence[Ranking], k: int) -> list[LabelMatch]:
     """Combine per-label rankings by max score, best first (ties by catalog row)."""
     best: dict[int, LabelMatch] = {}
     for query, ranking in enumerate(rankings):
-        for row in ranking.rows:
-            if row.concept not in best or row.score > best[row.concept].row.score:
-                best[row.concept] = LabelMatch(row, query)
-    return sorted(best.values(), key=lambda m: (-m.row.score, m.row.concept))[:k]
+        for ranked in ranking.rows:
+            if ranked.row not in best or ranked.score > best[ranked.row].ranked.score:
+                best[ranked.row] = LabelMatch(ranked, query)
+    return sorted(best.values(), key=lambda m: (-m.ranked.score, m.ranked.row))[:k]
 
 
 def match_labels(

@@ -15,7 +15,7 @@ class Mode(StrEnum):
 
 @dataclass(frozen=True)
 class Hit:
-    concept: int  # row in the bundle catalog
+    row: int  # row in the bundle catalog
     score: float
     label: int  # best-matching label id
 
@@ -48,7 +48,7 @@ class Threshold:
 
 @dataclass(frozen=True)
 class Ranked:
-    concept: int
+    row: int  # row in the bundle catalog
     label: int  # the label shown as matched
     score: float  # hybrid: the confidence; dense: cosine; lexical: BM25
     confidence: float

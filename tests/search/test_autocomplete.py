@@ -84,9 +84,9 @@ def test_the_unfinished_word_is_completed_within_what_the_finished_words_found(
 def test_a_prefix_ranks_as_its_completion_does(typing: Autocomplete) -> None:
     service = typing.service
     for typed, full in (("hearing lo", "hearing loss"), ("tachyc", "tachycardia")):
-        as_typed = [row.concept for row in typing.rank(typed, TOY, 5).rows]
-        assert as_typed == [row.concept for row in service.rank(full, TOY, 5, Mode.HYBRID).rows]
-    assert service.bundle.concepts[typing.rank("tachyc", TOY, 5).rows[0].concept].display == "Tachycardia"
+        as_typed = [ranked.row for ranked in typing.rank(typed, TOY, 5).rows]
+        assert as_typed == [ranked.row for ranked in service.rank(full, TOY, 5, Mode.HYBRID).rows]
+    assert service.bundle.concepts[typing.rank("tachyc", TOY, 5).rows[0].row].display == "Tachycardia"
 
 
 def test_the_vocabulary_is_built_with_the_bundle_and_read_back_whole(built: Settings) -> None:  # noqa: F811

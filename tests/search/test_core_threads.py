@@ -22,7 +22,7 @@ QUERIES = ["fast heart rate", "hearing loss", "fast heart rate", "pnemonia"]
 
 
 def _rows(ranking) -> list[tuple[int, int, float]]:  # noqa: ANN001
-    return [(row.concept, row.label, round(row.confidence, 6)) for row in ranking.rows]
+    return [(ranked.row, ranked.label, round(ranked.confidence, 6)) for ranked in ranking.rows]
 
 
 def test_queries_ranked_together_rank_as_each_alone(built: Settings) -> None:  # noqa: F811

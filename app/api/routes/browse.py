@@ -76,7 +76,7 @@ def _similar(service: SearchService, system: str, row: int, threshold: float) ->
         if other != system:
             scope = parse_scope(service, [other])
             matches = match_labels(service, concept_labels(service, row), scope, SIMILAR, Mode.HYBRID, threshold)
-            out[other] = [service.result(rank, match.row) for rank, match in enumerate(matches, start=1)]
+            out[other] = [service.result(rank, match.ranked) for rank, match in enumerate(matches, start=1)]
     return out
 
 

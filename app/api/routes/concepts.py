@@ -155,7 +155,7 @@ def similar(
     targets = parse_systems(service.bundle.systems, target_system, "target_system") or [system]
     scope = parse_scope(service, targets, ancestor, kind, billable, include_inactive, frozenset({concept}))
     matches = match_labels(service, concept_labels(service, concept), scope, k, mode, min_confidence)
-    results = [service.result(rank, match.row) for rank, match in enumerate(matches, start=1)]
+    results = [service.result(rank, match.ranked) for rank, match in enumerate(matches, start=1)]
     return SimilarResponse(
         system=system,
         code=code,
