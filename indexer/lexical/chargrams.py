@@ -31,6 +31,9 @@ NGRAMS = (3, 3)
 # top 10 with 300,000, 50,000 and 20,000 (4 differed at 5,000; bench/RESULTS.md): the candidates
 # the rare n-grams find are the ones the whole vector then scores best.
 POSTINGS_BUDGET = 50_000
+# Postings are summed per label through an array over every label when they are at least this
+# share of the labels (clearing it costs less than sorting them), else by sorting them.
+DENSE_SUM_RATIO = 8
 
 
 def _vectorizer(vocabulary: dict[str, int] | None = None) -> TfidfVectorizer:
@@ -120,8 +123,9 @@ class CharGramIndex:
         (computed once per query; :func:`top` then picks from it per id range). The query's
         commonest n-grams, which say least, are left out of this candidate search until their
         postings fit :data:`POSTINGS_BUDGET` (the ranking core re-scores its candidates with the
-        whole vector: :meth:`similarity`). The postings are summed by sorting them, not by the
-        sparse product, which clears arrays as long as the bundle's labels (60 MB at 3M)."""
+        whole vector: :meth:`similarity`). The postings are summed into an array over every label
+        when they are many for the bundle's size (:data:`DENSE_SUM_RATIO`), else by sorting them:
+        at 3M labels such an array is 24 MB to clear for a few thousand postings."""
         if not vector.nnz:
             return np.empty(0, np.int64), np.empty(0, np.float32)
         weights, indptr = vector.data, self._postings.indptr
@@ -132,8 +136,12 @@ class CharGramIndex:
             keep = rarest[: max(int(np.searchsorted(np.cumsum(held[rarest]), POSTINGS_BUDGET, side="right")), 1)]
             starts, stops, weights, held = starts[keep], stops[keep], weights[keep], held[keep]
         at = spans(starts, stops)
-        labels, position = np.unique(self._postings.indices[at], return_inverse=True)
-        values = self._postings.data[at] * np.repeat(weights, held)
+        found, values = self._postings.indices[at], self._postings.data[at] * np.repeat(weights, held)
+        if len(found) * DENSE_SUM_RATIO >= self._postings.shape[1]:  # summed into an array over every label
+            sums = np.bincount(found, weights=values, minlength=self._postings.shape[1])
+            labels = np.flatnonzero(sums)
+            return labels.astype(np.int64), sums[labels].astype(np.float32)
+        labels, position = np.unique(found, return_inverse=True)
         return labels.astype(np.int64), np.bincount(position, weights=values).astype(np.float32)
 
     def similarity(self, vectors: Sequence[sp.csr_matrix], label_ids: np.ndarray) -> np.ndarray:

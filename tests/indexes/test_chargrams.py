@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from indexer.lexical import chargrams
 from indexer.lexical.chargrams import CharGramIndex, _vectorizer, build_chargrams
 
 LABELS = ["Pneumonia", "Alzheimer disease", "Essential (primary) hypertension", "Tachycardia", "Hearing impairment"]
@@ -45,3 +46,17 @@ def test_a_misspelling_finds_its_label(index: CharGramIndex) -> None:
     assert labels[0] == 0 and scores[0] > 0.5
     _, labels = index.search("alzhimers", 1, (0, len(LABELS)))
     assert labels.tolist() == [1]
+
+
+@pytest.mark.parametrize("query", ["pnemonia", "hypertension essential", "heart"])
+def test_postings_sum_the_same_into_an_array_over_every_label_or_by_sorting(
+    index: CharGramIndex, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The two ways :meth:`CharGramIndex.scores` sums postings (chosen by the bundle's size) agree."""
+    vector = index.vector(query)
+    monkeypatch.setattr(chargrams, "DENSE_SUM_RATIO", 10**9)  # always the array
+    dense = index.scores(vector)
+    monkeypatch.setattr(chargrams, "DENSE_SUM_RATIO", 0)  # always sorting
+    sorted_ = index.scores(vector)
+    assert dense[0].tolist() == sorted_[0].tolist() and len(dense[0])
+    assert np.allclose(dense[1], sorted_[1], atol=1e-6)
