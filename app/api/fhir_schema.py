@@ -24,22 +24,46 @@ def _query_parameter(parameter: Parameter) -> dict[str, Any]:
     return described | {"schema": schema} | ({"required": True} if parameter.required else {})
 
 
-_PARAMETERS_BODY = {
+_CODING: dict[str, Any] = {
     "type": "object",
-    "required": ["resourceType"],
-    "properties": {
-        "resourceType": {"type": "string", "enum": ["Parameters"]},
-        "parameter": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name"],
-                "properties": {"name": {"type": "string", "minLength": 1}},
-                "description": "a name and exactly one value[x] (valueString, valueUri, valueInteger, valueCoding, ...)",
-            },
-        },
+    "required": ["code"],
+    "properties": {"system": _TEXT, "version": _TEXT, "code": _TEXT, "display": _TEXT},
+}
+_RESOURCE: dict[str, Any] = {"type": "object", "required": ["resourceType"], "properties": {"resourceType": _TEXT}}
+_VALUES: dict[str, dict[str, Any]] = {  # a JSON body carries FHIR's own types (true, 5), not strings
+    "integer": {"type": "integer"},
+    "decimal": {"type": "number"},
+    "boolean": {"type": "boolean"},
+    "Coding": _CODING,
+    "CodeableConcept": {
+        "type": "object",
+        "required": ["coding"],
+        "properties": {"coding": {"type": "array", "minItems": 1, "items": _CODING}},
     },
 }
+
+
+def _body_parameter(parameter: Parameter) -> dict[str, Any]:
+    """One entry of a ``Parameters`` resource: the name and its ``value[x]`` (or ``resource``)."""
+    key = "resource" if parameter.type == "Resource" else parameter.value_key
+    value = _RESOURCE if parameter.type == "Resource" else {**_VALUES.get(parameter.type, _TEXT), **parameter.limits}
+    return {
+        "type": "object",
+        "required": ["name", key],
+        "properties": {"name": {"type": "string", "enum": [parameter.name]}, key: value},
+        "description": parameter.documentation,
+    }
+
+
+def _parameters_body(operation: Operation) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["resourceType"],
+        "properties": {
+            "resourceType": {"type": "string", "enum": ["Parameters"]},
+            "parameter": {"type": "array", "items": {"oneOf": [_body_parameter(p) for p in operation.parameters]}},
+        },
+    }
 
 
 def get_operation(operation: Operation) -> dict[str, Any]:
@@ -47,7 +71,7 @@ def get_operation(operation: Operation) -> dict[str, Any]:
     return {"parameters": [_query_parameter(p) for p in operation.parameters if p.type not in POST_ONLY]}
 
 
-def post_operation() -> dict[str, Any]:
-    """``openapi_extra`` of an operation's POST: a FHIR ``Parameters`` resource as the body."""
-    content = {"schema": _PARAMETERS_BODY}
+def post_operation(operation: Operation) -> dict[str, Any]:
+    """``openapi_extra`` of an operation's POST: a FHIR ``Parameters`` resource of its declared parameters."""
+    content = {"schema": _parameters_body(operation)}
     return {"requestBody": {"required": True, "content": {"application/fhir+json": content, "application/json": content}}}

@@ -74,3 +74,17 @@ def test_code_that_reads_an_undeclared_parameter_or_another_type_fails_loudly() 
         params.integer("code")
     assert params.text("code") == "J45"
     assert OperationParams.from_query(EXPAND, [("count", "5")]).typed("count") == 5  # read as declared
+
+
+def test_the_openapi_body_of_a_post_lists_each_declared_parameter_with_its_value_type(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for operation in OPERATIONS:
+        body = paths[f"/fhir{operation.path}"]["post"]["requestBody"]["content"]["application/fhir+json"]["schema"]
+        entries = body["properties"]["parameter"]["items"]["oneOf"]
+        assert [entry["properties"]["name"]["enum"] for entry in entries] == [[p.name] for p in operation.parameters]
+        for entry, parameter in zip(entries, operation.parameters, strict=True):
+            key = "resource" if parameter.type == "Resource" else parameter.value_key
+            assert entry["required"] == ["name", key]
+    count = next(e for e in paths["/fhir/ValueSet/$expand"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+                 ["properties"]["parameter"]["items"]["oneOf"] if e["properties"]["name"]["enum"] == ["count"])
+    assert count["properties"]["valueInteger"] == {"type": "integer", "minimum": 0, "maximum": 1000}

@@ -84,7 +84,7 @@ def _operation(operation: Operation) -> Callable[[Callable[..., Any]], Callable[
 
     def register(endpoint: Callable[..., Any]) -> Callable[..., Any]:
         router.get(operation.path, response_class=JSONResponse, openapi_extra=get_operation(operation))(endpoint)
-        router.post(operation.path, response_class=JSONResponse, openapi_extra=post_operation())(endpoint)
+        router.post(operation.path, response_class=JSONResponse, openapi_extra=post_operation(operation))(endpoint)
         return endpoint
 
     return register
