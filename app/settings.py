@@ -113,6 +113,10 @@ class ApiSettings(BaseModel):
     graceful_shutdown_s: int = Field(default=30, ge=0)
     keep_alive_s: int = Field(default=5, ge=1)
     header_timeout_s: float = Field(default=10.0, gt=0)
+    # Connections one client address may hold open at once (per process); past it a new one is
+    # answered 429 and closed. 0 = no cap (behind a proxy every client has the proxy's address:
+    # cap per client at the proxy instead).
+    max_connections_per_client: int = Field(default=100, ge=0)
     backlog: int = Field(default=2048, ge=1)
     # How often the app looks at ``bundles/current`` for a new bundle; 0 = only at start-up.
     bundle_check_s: float = Field(default=5.0, ge=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -85,6 +86,8 @@ def test_idle_connections_neither_deny_service_nor_stay_open(tmp_path) -> None:
         "TERMSEARCH_DATA_DIR": str(tmp_path),
         "TERMSEARCH_API__HEADER_TIMEOUT_S": "2",
         "TERMSEARCH_API__BUNDLE_CHECK_S": "0",
+        # Every connection here is from one address: uncapped, so that the timeout alone is tested.
+        "TERMSEARCH_API__MAX_CONNECTIONS_PER_CLIENT": "0",
     }
     server = subprocess.Popen(
         [sys.executable, "-m", "app", "--host", "127.0.0.1", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
@@ -120,3 +123,45 @@ def _wait_for(condition, what: str, seconds: float = 60) -> None:  # noqa: ANN00
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
+
+
+def test_one_client_cannot_hold_more_than_its_connections(tmp_path) -> None:
+    """Past ``max_connections_per_client`` open connections from one address, a new one is
+    answered 429 (problem JSON) and closed; once the client closes some, it is served again."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "TERMSEARCH_DATA_DIR": str(tmp_path),
+        "TERMSEARCH_API__MAX_CONNECTIONS_PER_CLIENT": "5",
+        "TERMSEARCH_API__BUNDLE_CHECK_S": "0",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app", "--host", "127.0.0.1", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
+    )
+    base = f"http://127.0.0.1:{port}"
+    held: list[socket.socket] = []
+    try:
+        _wait_for(lambda: _answers(f"{base}/health"), "the server to start")
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
+        time.sleep(0.5)  # the server has taken them
+        with socket.create_connection(("127.0.0.1", port)) as extra:
+            extra.settimeout(30)
+            answer = b""
+            while chunk := extra.recv(4096):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 429 ") and b"retry-after: 1" in head.lower()
+        assert json.loads(body) == {
+            "type": "/problems/rate-limited",
+            "title": "Too many requests",
+            "status": 429,
+            "detail": "connections: this address holds 5 open connections, the most one client may; reuse or close them",
+        }
+        for sock in held:
+            sock.close()
+        _wait_for(lambda: _answers(f"{base}/health"), "the client to be served again")
+    finally:
+        for sock in held:
+            sock.close()
+        server.kill()
+        server.wait(30)
