@@ -128,7 +128,8 @@ def uvicorn_server(
 def record(title: str, body: str, command: str) -> None:
     """Write a run's section into bench/RESULTS.md, in place of that benchmark's section of the
     same title (a new one goes last), append it to bench/HISTORY.md, and echo it."""
-    section = f"## {title}\n\nRun: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC · {machine()}\n\nCommand: `{command}`\n\n{body.strip()}\n"
+    run = f"Run: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC · {machine()}  \nCommand: `{command}`"  # one paragraph, two lines
+    section = f"## {title}\n\n{run}\n\n{body.strip()}\n"
     print(section)
     with HISTORY.open("a", encoding="utf-8") as handle:
         handle.write(f"\n{section}")
