@@ -129,11 +129,15 @@ class Vocabulary:
         """The word starting with ``prefix`` held by most of ``labels`` (sorted label ids), or
         None when none is (or more than ``limit`` words start with it: too short to tell)."""
         lo, hi = bisect_left(self._words, prefix), bisect_left(self._words, prefix + "\U0010ffff")
-        if not labels.size or hi - lo > limit:
+        if not labels.size or hi - lo > limit or hi == lo:
             return None
-        counts = {i: int(np.isin(self._posting(i), labels, assume_unique=True).sum()) for i in range(lo, hi)}
-        best = max(counts, key=counts.__getitem__, default=None)
-        return self._words[best] if best is not None and counts[best] else None
+        # The words' postings lie side by side (the words are sorted): one membership test for all.
+        bounds = self._postings.indptr[lo : hi + 1].astype(np.int64)
+        held = np.isin(self._postings.indices[bounds[0] : bounds[-1]], labels)
+        running = np.concatenate(([0], np.cumsum(held)))
+        counts = running[bounds[1:] - bounds[0]] - running[bounds[:-1] - bounds[0]]
+        best = int(np.argmax(counts))  # the first of equals, as in word order
+        return self._words[lo + best] if counts[best] else None
 
     def _correction(self, word: str) -> str | None:
         """The closest known word to an unknown one ("pnemonia" → "pneumonia"), or None; for

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from app.search.autocomplete import Autocomplete, partial_word
@@ -27,6 +28,16 @@ def test_completions_are_the_most_frequent_words_one_per_stem() -> None:
 def test_completions_count_only_the_labels_in_scope() -> None:
     vocabulary = Vocabulary.from_texts(LABELS)
     assert vocabulary.completions("hear", ((2, 6),), 1) == ("heart",)  # the hearing labels are out of scope
+
+
+def test_the_completion_among_labels_is_the_word_most_of_them_hold_the_first_of_equals() -> None:
+    vocabulary = Vocabulary.from_texts(["Heart attack", "Heart failure", "Hearing loss", "Heartburn", "Hearing aid"])
+    every = np.arange(5)
+    assert vocabulary.completions_among("hear", every) == "hearing"  # two labels, as heart: the first in word order
+    assert vocabulary.completions_among("hear", np.array([0, 1, 3])) == "heart"
+    assert vocabulary.completions_among("hear", np.array([3])) == "heartburn"
+    assert vocabulary.completions_among("xyz", every) is None and vocabulary.completions_among("hear", every[:0]) is None
+    assert vocabulary.completions_among("hear", every, limit=2) is None  # more words start so: too short to tell
 
 
 def test_membership_is_of_whole_folded_words() -> None:
