@@ -75,3 +75,53 @@ def post_operation(operation: Operation) -> dict[str, Any]:
     """``openapi_extra`` of an operation's POST: a FHIR ``Parameters`` resource of its declared parameters."""
     content = {"schema": _parameters_body(operation)}
     return {"requestBody": {"required": True, "content": {"application/fhir+json": content, "application/json": content}}}
+
+
+_CODE_AND_DISPLAY = {"code": _TEXT, "display": _TEXT}
+_CONCEPT_SET: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "system": _TEXT,
+        "version": _TEXT,
+        "concept": {"type": "array", "items": {"type": "object", "required": ["code"], "properties": _CODE_AND_DISPLAY}},
+        "filter": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["property", "op", "value"],
+                "properties": {"property": _TEXT, "op": _TEXT, "value": _TEXT},
+            },
+        },
+        "valueSet": {"type": "array", "items": _TEXT},
+    },
+}
+_VALUE_SET: dict[str, Any] = {
+    "type": "object",
+    "required": ["resourceType"],
+    "properties": {
+        "resourceType": {"type": "string", "enum": ["ValueSet"]},
+        "id": {"type": "string", "pattern": "^[A-Za-z0-9\\-\\.]{1,64}$"},
+        "url": _TEXT,
+        "version": _TEXT,
+        "name": _TEXT,
+        "title": _TEXT,
+        "status": {"type": "string", "enum": ["draft", "active", "retired", "unknown"]},
+        "compose": {
+            "type": "object",
+            "required": ["include"],
+            "properties": {
+                "inactive": {"type": "boolean"},
+                "include": {"type": "array", "minItems": 1, "items": _CONCEPT_SET},
+                "exclude": {"type": "array", "items": _CONCEPT_SET},
+            },
+        },
+    },
+    "description": "a FHIR R4 ValueSet; its compose must resolve against the served code systems",
+}
+
+
+def value_set_body() -> dict[str, Any]:
+    """``openapi_extra`` of a ValueSet write (PUT, POST): the resource as the body."""
+    content = {"schema": _VALUE_SET}
+    return {"requestBody": {"required": True, "content": {"application/fhir+json": content, "application/json": content}}}
+

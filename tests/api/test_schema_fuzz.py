@@ -62,6 +62,9 @@ def test_the_schema_documents_fhir_parameters_limits_and_error_bodies() -> None:
     assert parameters["filter"]["schema"]["maxLength"] == 512
     assert "application/fhir+json" in expand["post"]["requestBody"]["content"]
     assert "application/fhir+json" in expand["get"]["responses"]["400"]["content"]
+    for write in (spec["paths"]["/fhir/ValueSet/{value_set_id}"]["put"], spec["paths"]["/fhir/ValueSet"]["post"]):
+        body = write["requestBody"]["content"]["application/fhir+json"]["schema"]
+        assert body["properties"]["resourceType"]["enum"] == ["ValueSet"] and "compose" in body["properties"]
     k = next(p for p in spec["paths"]["/search"]["get"]["parameters"] if p["name"] == "k")
     assert (k["schema"]["minimum"], k["schema"]["maximum"]) == (1, 100)
     assert "application/problem+json" in spec["paths"]["/search"]["get"]["responses"]["422"]["content"]

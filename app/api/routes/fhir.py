@@ -19,7 +19,7 @@ from starlette.convertors import Convertor, register_url_convertor
 
 from app.api.deps import ReaderDep, ServiceDep, SettingsDep
 from app.api.errors import FHIR_ERROR_RESPONSES
-from app.api.fhir_schema import get_operation, post_operation
+from app.api.fhir_schema import get_operation, post_operation, value_set_body
 from app.api.http import Route, read_json
 from app.errors import InvalidParameter, NotFound, Unavailable
 from app.fhir import capabilities, codesystems, operations
@@ -204,14 +204,14 @@ def value_set_read(value_set_id: str, context: ContextDep) -> JSONResponse:
     return fhir_response(context.value_sets.get(check_id(value_set_id, "id")))
 
 
-@router.put("/ValueSet/{value_set_id:resource_id}", response_class=JSONResponse, status_code=200)
+@router.put("/ValueSet/{value_set_id:resource_id}", response_class=JSONResponse, status_code=200, openapi_extra=value_set_body())
 async def value_set_update(value_set_id: str, request: Request, context: ContextDep) -> JSONResponse:
     """Store a ValueSet under this id (201 when new); its compose must resolve against the served bundle."""
     resource = _value_set_body(await read_json(request), check_id(value_set_id, "id"))
     return await run_in_threadpool(_store_value_set, context, resource)
 
 
-@router.post("/ValueSet", response_class=JSONResponse, status_code=201)
+@router.post("/ValueSet", response_class=JSONResponse, status_code=201, openapi_extra=value_set_body())
 async def value_set_create(request: Request, context: ContextDep) -> JSONResponse:
     """Store a ValueSet under a new id (201 with ``Location``)."""
     resource = _value_set_body(await read_json(request), None)
