@@ -38,6 +38,10 @@ class SearchSettings(BaseModel):
     # Read the query by the clinical query grammar (app/search/grammar.py): shorthand, sides,
     # history and status, spinal levels, pregnancy weeks; each rewrite shown in a row's ``why``.
     grammar: bool = True
+    # Rankings kept per worker, least recently used dropped (a bundle's own: a new bundle starts
+    # empty): a repeated query (a form re-asking, a keystroke typed back) is answered from it.
+    # 0 = none (benchmarks of the computation set it).
+    ranking_cache: int = Field(default=4096, ge=0)
 
 
 class FhirSettings(BaseModel):

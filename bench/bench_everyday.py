@@ -101,6 +101,7 @@ def main() -> None:
     for config, (excluded, bridges, mesh) in configurations(service).items():
         service.settings.bridges = bridges
         bundle.entry_terms = entry_terms if mesh else {}
+        service.forget()  # the knowledge changed in place: no ranking kept from another configuration
         served = config == "all (served)"
         for mode in tuple(Mode) if served else (Mode.HYBRID,):
             hits: dict[tuple[str, int], list[float]] = defaultdict(list)
@@ -116,7 +117,8 @@ def main() -> None:
                 for group in (kind, "all", name):
                     for k in (1, 10):
                         hits[(group, k)].append(float(any(found[:k])))
-            cells = [f"{np.mean(hits[(g, k)]):.3f}" for g in groups for k in (1, 10)] + [f"{np.mean(hits[(n, 1)]):.3f}" for n in SETS]
+            cells = [f"{np.mean(hits[(g, k)]):.3f}" for g in groups for k in (1, 10)]
+            cells += [f"{np.mean(hits[(n, 1)]):.3f}" for n in SETS]
             rows.append(f"| {config} | {mode.value} | " + " | ".join(cells) + " |")
     service.settings.bridges = settings.search.bridges
     bundle.entry_terms = entry_terms

@@ -17,10 +17,12 @@ For one query within a :class:`~app.search.scope.Scope`, the core runs its stage
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
 import numpy as np
+from cachetools import LRUCache
 
 from app.search import ranker, rows
 from app.search.channels import Asked, Channels, Searches, Where
@@ -51,6 +53,13 @@ class SearchService:
         calibration = calibration or Calibration.of_bundle(bundle)
         self.scorer = FeatureScorer(bundle, calibration, self.rewriter.ordinary)
         self.descent = Descent(bundle, detail_weights(calibration.weights), self.scorer.details)
+        self.rankings: LRUCache[Hashable, Ranking] = LRUCache(maxsize=max(settings.ranking_cache, 1))
+        self._rankings_lock = threading.Lock()
+
+    def forget(self) -> None:
+        """Drop the rankings kept: after the bundle's knowledge is changed in place (benchmarks)."""
+        with self._rankings_lock:
+            self.rankings.clear()
 
     @property
     def calibration(self) -> Calibration:
@@ -61,6 +70,7 @@ class SearchService:
     def calibration(self, calibration: Calibration) -> None:
         self.scorer.calibration = calibration
         self.descent = Descent(self.bundle, detail_weights(calibration.weights), self.scorer.details)
+        self.forget()
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -95,7 +105,38 @@ class SearchService:
         min_confidence: float = 0.0,
         spare_whole_words: bool = False,
     ) -> list[Ranking]:
-        """:meth:`rank` for several queries (each text's searches started once, as soon as it is known)."""
+        """:meth:`rank` for several queries (each text's searches started once, as soon as it is
+        known); a ranking asked before with the same scope, settings and arguments is the one kept."""
+        key = self._key(scope, k, mode, min_confidence, spare_whole_words)
+        if key is None:
+            return self._rank_many(queries, scope, k, mode, min_confidence, spare_whole_words)
+        with self._rankings_lock:
+            kept = {query: found for query in queries if (found := self.rankings.get((query, key))) is not None}
+        missing = [query for query in dict.fromkeys(queries) if query not in kept]
+        if missing:
+            ranked = self._rank_many(missing, scope, k, mode, min_confidence, spare_whole_words)
+            with self._rankings_lock:
+                for query, ranking in zip(missing, ranked, strict=True):
+                    self.rankings[(query, key)] = kept[query] = ranking
+        return [replace(kept[query], rows=list(kept[query].rows)) for query in queries]
+
+    def _key(self, scope: Scope, k: int, mode: Mode, min_confidence: float, spare_whole_words: bool) -> Hashable | None:
+        """What a ranking depends on besides the query, or None when it is not kept (no cache; a
+        subtree without a root, such as a composed value set's rows; labels left out)."""
+        if not self.settings.ranking_cache or (scope.subtree is not None and scope.root is None) or scope.exclude_labels:
+            return None
+        where = (scope.systems, scope.exclude, scope.kinds, scope.billable, scope.include_inactive, scope.root)
+        return (where, k, mode, min_confidence, spare_whole_words, tuple(vars(self.settings).values()))
+
+    def _rank_many(
+        self,
+        queries: Sequence[str],
+        scope: Scope,
+        k: int,
+        mode: Mode,
+        min_confidence: float,
+        spare_whole_words: bool,
+    ) -> list[Ranking]:
         required = scope.billable is True  # categories are ranked too, then descend to their codes
         ranked_scope = replace(scope, billable=None) if required else scope
         depth = k + DESCENT_MARGIN if required else k
