@@ -7,7 +7,6 @@ Needs a built bundle (``make build``). Run: ``.venv/bin/python -m bench.bench_se
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -29,6 +28,7 @@ QUERIES = [
     ("urinary tract infection", "icd10cm"), ("migraine without aura", "icd10cm"),
 ]
 REQUESTS_PER_CLIENT = 100
+UNCACHED = {"TERMSEARCH_SEARCH__RANKING_CACHE": "0"}
 
 
 def in_process(service: SearchService) -> list[str]:
@@ -61,7 +61,7 @@ def _client_run(base: str, mode: str, count: int) -> list[float]:
 
 def over_http(requests: int) -> tuple[list[str], str]:
     rows = []
-    with uvicorn_server() as (base, pid):
+    with uvicorn_server(env=UNCACHED) as (base, pid):
         for mode in Mode:
             _client_run(base, mode, 40)  # warm-up
             for clients in (1, 10):
@@ -81,9 +81,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=REQUESTS_PER_CLIENT, help="HTTP requests per client and mode")
     parser.add_argument("--record", action="store_true", help="write the figures into bench/RESULTS.md")
     args = parser.parse_args()
-    os.environ["TERMSEARCH_SEARCH__RANKING_CACHE"] = "0"  # each request ranked (here and in the server): the computation
     header = "| path | mode | clients | p50 ms | p99 ms | req/s |\n|---|---|---|---|---|---|"
-    service = open_search_service(Settings())
+    settings = Settings()
+    settings.search.ranking_cache = 0  # each request ranked, here and in the server (UNCACHED): the computation
+    service = open_search_service(settings)
     local = in_process(service)
     http_rows, memory = over_http(args.requests)
     manifest_note = f"Bundle: `{service.bundle.id}`, encoder `{service.encoder.id}`; each request ranked (the ranking cache off)."
