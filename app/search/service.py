@@ -160,9 +160,9 @@ class SearchService:
             for text, via in self.rewriter.rewrites(query, scope, reading) if bridging else ():
                 texts.append(ask(text, search(text), corrected=True, via=via))
         rankings = []
+        threshold = Threshold(min_confidence, spare_whole_words)
         for query, correction, reading, texts in zip(queries, corrections, readings, asked, strict=True):
             stated = Details.of(f"{query} {reading.text}")
-            threshold = Threshold(min_confidence, spare_whole_words)
             found, above = self._rank(texts, stated, ranked_scope, where, depth, mode, threshold)
             found = self.descent.apply(found, stated, reading.text, codes, required, k)
             rankings.append(Ranking(found, correction, above))

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 
@@ -80,32 +82,37 @@ def test_sigterm_drains_the_request_in_flight(tmp_path) -> None:
 def test_idle_connections_neither_deny_service_nor_stay_open(tmp_path) -> None:
     """300 connections that send nothing, and one that sends half a request: /health still
     answers, and each is closed once ``header_timeout_s`` has passed (the real app, no bundle)."""
+    # Every connection here is from one address: uncapped, so that the timeout alone is tested.
+    settings = {"TERMSEARCH_API__HEADER_TIMEOUT_S": "2", "TERMSEARCH_API__MAX_CONNECTIONS_PER_CLIENT": "0"}
+    idle: list[socket.socket] = []
+    with _launched(tmp_path, settings) as (base, port):
+        try:
+            idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(300)]
+            idle[0].sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")  # slowloris: the headers never end
+            health = httpx.get(f"{base}/health", timeout=30)
+            assert (health.status_code, health.json()) == (200, {"status": "ok"})
+            for sock in (idle[0], idle[1], idle[-1]):
+                sock.settimeout(30)  # a hang fails the test; the server closes them after about 2 s
+                assert sock.recv(1024) == b""
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+@contextmanager
+def _launched(tmp_path, settings: dict[str, str]) -> Iterator[tuple[str, int]]:  # noqa: ANN001
+    """``python -m app`` (no bundle, bundle checks off) with these settings, once it answers:
+    (base URL, port); killed on leaving."""
     port = free_port()
-    env = {
-        **os.environ,
-        "TERMSEARCH_DATA_DIR": str(tmp_path),
-        "TERMSEARCH_API__HEADER_TIMEOUT_S": "2",
-        "TERMSEARCH_API__BUNDLE_CHECK_S": "0",
-        # Every connection here is from one address: uncapped, so that the timeout alone is tested.
-        "TERMSEARCH_API__MAX_CONNECTIONS_PER_CLIENT": "0",
-    }
+    env = {**os.environ, "TERMSEARCH_DATA_DIR": str(tmp_path), "TERMSEARCH_API__BUNDLE_CHECK_S": "0", **settings}
     server = subprocess.Popen(
         [sys.executable, "-m", "app", "--host", "127.0.0.1", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
     )
     base = f"http://127.0.0.1:{port}"
-    idle: list[socket.socket] = []
     try:
         _wait_for(lambda: _answers(f"{base}/health"), "the server to start")
-        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(300)]
-        idle[0].sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")  # slowloris: the headers never end
-        health = httpx.get(f"{base}/health", timeout=30)
-        assert (health.status_code, health.json()) == (200, {"status": "ok"})
-        for sock in (idle[0], idle[1], idle[-1]):
-            sock.settimeout(30)  # a hang fails the test; the server closes them after about 2 s
-            assert sock.recv(1024) == b""
+        yield base, port
     finally:
-        for sock in idle:
-            sock.close()
         server.kill()
         server.wait(30)
 
@@ -128,40 +135,27 @@ def _wait_for(condition, what: str, seconds: float = 60) -> None:  # noqa: ANN00
 def test_one_client_cannot_hold_more_than_its_connections(tmp_path) -> None:
     """Past ``max_connections_per_client`` open connections from one address, a new one is
     answered 429 (problem JSON) and closed; once the client closes some, it is served again."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "TERMSEARCH_DATA_DIR": str(tmp_path),
-        "TERMSEARCH_API__MAX_CONNECTIONS_PER_CLIENT": "5",
-        "TERMSEARCH_API__BUNDLE_CHECK_S": "0",
-    }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app", "--host", "127.0.0.1", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
-    )
-    base = f"http://127.0.0.1:{port}"
     held: list[socket.socket] = []
-    try:
-        _wait_for(lambda: _answers(f"{base}/health"), "the server to start")
-        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
-        time.sleep(0.5)  # the server has taken them
-        with socket.create_connection(("127.0.0.1", port)) as extra:
-            extra.settimeout(30)
-            answer = b""
-            while chunk := extra.recv(4096):
-                answer += chunk
-        head, _, body = answer.partition(b"\r\n\r\n")
-        assert head.startswith(b"HTTP/1.1 429 ") and b"retry-after: 1" in head.lower()
-        assert json.loads(body) == {
-            "type": "/problems/rate-limited",
-            "title": "Too many requests",
-            "status": 429,
-            "detail": "connections: this address holds 5 open connections, the most one client may; reuse or close them",
-        }
-        for sock in held:
-            sock.close()
-        _wait_for(lambda: _answers(f"{base}/health"), "the client to be served again")
-    finally:
-        for sock in held:
-            sock.close()
-        server.kill()
-        server.wait(30)
+    with _launched(tmp_path, {"TERMSEARCH_API__MAX_CONNECTIONS_PER_CLIENT": "5"}) as (base, port):
+        try:
+            held = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
+            time.sleep(0.5)  # the server has taken them
+            with socket.create_connection(("127.0.0.1", port)) as extra:
+                extra.settimeout(30)
+                answer = b""
+                while chunk := extra.recv(4096):
+                    answer += chunk
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 429 ") and b"retry-after: 1" in head.lower()
+            assert json.loads(body) == {
+                "type": "/problems/rate-limited",
+                "title": "Too many requests",
+                "status": 429,
+                "detail": "connections: this address holds 5 open connections, the most one client may; reuse or close them",
+            }
+            for sock in held:
+                sock.close()
+            _wait_for(lambda: _answers(f"{base}/health"), "the client to be served again")
+        finally:
+            for sock in held:
+                sock.close()
