@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--phrases", type=int, default=100, help="phrases per scope")
     args = parser.parse_args()
     settings = Settings()
+    settings.search.ranking_cache = 0  # every keystroke ranked: the computation, not a kept ranking
     service = open_search_service(settings)
     typing = Autocomplete(service, settings.fhir.prefix_completions)
     found: dict[tuple[str, str], list[float]] = defaultdict(list)
