@@ -11,13 +11,14 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from app.api.pages import error_page, is_browse
 from app.errors import (
     NO_ROUTE,
     ApiError,
@@ -84,8 +85,11 @@ def is_fhir(path: str) -> bool:
     return path == FHIR_PREFIX or path.startswith(f"{FHIR_PREFIX}/")
 
 
-def render(error: ApiError, path: str) -> JSONResponse:
-    """``error`` as the caller of ``path`` expects it: an OperationOutcome under /fhir, else problem JSON."""
+def render(error: ApiError, path: str) -> Response:
+    """``error`` as the caller of ``path`` expects it: an OperationOutcome under /fhir, an HTML page
+    under /browse (the browser's pages), else problem JSON."""
+    if is_browse(path):
+        return error_page(error)
     if is_fhir(path):
         status = error.fhir_status or error.status
         severity = "fatal" if status >= 500 else "error"
@@ -134,22 +138,22 @@ def install(app: FastAPI) -> None:
     """Exception handlers: every error a route can raise goes through :func:`render`."""
 
     @app.exception_handler(ApiError)
-    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+    async def _api_error(request: Request, exc: ApiError) -> Response:
         return render(exc, request.url.path)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _validation(request: Request, exc: RequestValidationError) -> Response:
         return render(validation_error(exc), request.url.path)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> Response:
         return render(http_error(exc, request), request.url.path)
 
     @app.exception_handler(BackendUnavailable)
-    async def _backend(request: Request, exc: BackendUnavailable) -> JSONResponse:
+    async def _backend(request: Request, exc: BackendUnavailable) -> Response:
         return render(SearchBackendDown(str(exc)), request.url.path)
 
-    async def _store(request: Request, exc: Exception) -> JSONResponse:
+    async def _store(request: Request, exc: Exception) -> Response:
         """A route that needs the concept store while it cannot be reached (the bundle still serves),
         or while its disk is full (named as such: nothing is wrong with the connection)."""
         if disk_full(exc):
