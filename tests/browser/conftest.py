@@ -7,6 +7,8 @@ Fixtures (names are stable; other browser tests build on them):
   a background thread (lifespan included) until the test ends; returns ``http://127.0.0.1:PORT``.
 - ``toy_app``: the app over a bundle of the toy systems ``toy`` and ``toyicd`` (tests/toy.py),
   built with ``FakeEncoder(32)``; ``toy_server``: that app served, as its base URL.
+- ``coder_server``: served, the app over the toy phenotypes and a slice of the real ICD-10-CM
+  tabular (tests/browser/coder_bundle.py), aligned; as its base URL.
 - ``browser`` (session): headless Chromium. ``page``: a fresh page (1280×800) in its own context;
   when the test ends, a screenshot of it is saved as
   ``var/test-artifacts/screenshots/{test name}.png``.
@@ -33,7 +35,9 @@ from app.main import create_app
 from app.settings import Settings
 from indexer.encoders import FakeEncoder
 from indexer.pipeline import build_bundle
-from indexer.store import StoreReader
+from indexer.store import StoreReader, load_source, make_engine, migrate
+from tests.browser.coder_bundle import icd10cm_slice, toy_with_xrefs
+from tests.toy import TOY, ListSource
 
 CHROMIUM = Path(os.environ.get("TERMSEARCH_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts" / "screenshots"
@@ -71,6 +75,19 @@ def toy_app(settings: Settings, toy_reader: StoreReader) -> FastAPI:
 @pytest.fixture
 def toy_server(serve_app: Callable[[FastAPI], str], toy_app: FastAPI) -> str:
     return serve_app(toy_app)
+
+
+@pytest.fixture
+def coder_server(serve_app: Callable[[FastAPI], str], settings: Settings) -> Iterator[str]:
+    migrate(settings.store.url)
+    engine = make_engine(settings.store.url)
+    info, icd = icd10cm_slice()
+    load_source(engine, ListSource(TOY, toy_with_xrefs()))
+    load_source(engine, ListSource(info, list(icd)))
+    settings.knowledge.align = [("toy", "icd10cm")]
+    build_bundle(settings, StoreReader(engine), FakeEncoder(32), ["toy", "icd10cm"], show_progress=False)
+    yield serve_app(create_app(settings, encoder=FakeEncoder(32)))
+    engine.dispose()
 
 
 @pytest.fixture(scope="session")

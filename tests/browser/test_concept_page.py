@@ -3,70 +3,21 @@ one column on a phone, ICD-10-CM's coding notes and 7th-character table near the
 and siblings in tabular code order, a side tree, copy code, view as FHIR JSON, linked cross-
 references, and HTML error pages; all of it by keyboard.
 
-On a bundle of the toy phenotypes (``tests/toy.py``) and a slice of the real ICD-10-CM tabular
-(the categories named in ``SLICE`` with everything below and above them, read by the source)."""
+On the coder's bundle (tests/browser/coder_bundle.py): the toy phenotypes and a slice of the
+real ICD-10-CM tabular."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
-from collections.abc import Callable, Iterator
-from functools import cache
+from collections.abc import Iterator
 
 import pytest
-from fastapi import FastAPI
 from playwright.sync_api import Browser, Page, expect
 
-from app.main import create_app
-from app.settings import Settings
-from indexer.encoders import FakeEncoder
-from indexer.pipeline import build_bundle
-from indexer.records import CodeSystemInfo, Concept
-from indexer.sources.icd10cm import Icd10cmSource
-from indexer.store import StoreReader, load_source, make_engine, migrate
-from tests.toy import TOY, ListSource, toy_concepts
+from tests.browser.coder_bundle import icd10cm_slice
 
-SLICE = ("I21", "I22", "I25.2", "I10", "R00", "E11", "S72.0", "Z87.891")  # categories (and codes) kept, with all below them
 PHONE = {"width": 390, "height": 844}
-
-
-@cache
-def icd10cm_slice() -> tuple[CodeSystemInfo, tuple[Concept, ...]]:
-    source = Icd10cmSource()
-    concepts = {c.code: c for c in source}
-    parent = {c.code: c.relationships[0].target for c in concepts.values() if c.relationships}
-    kept = {code for code in concepts if any(_within(code, s) for s in SLICE)}
-    for code in list(kept):
-        while code in parent:
-            code = parent[code]
-            kept.add(code)
-    return source.info, tuple(c for code, c in concepts.items() if code in kept)
-
-
-def _within(code: str, kept: str) -> bool:
-    return code.startswith(kept) if "." in kept else code == kept or code.startswith(f"{kept}.")
-
-
-def toy_with_xrefs() -> list[Concept]:
-    """The toy phenotypes; Tachycardia also cross-references ICD-10-CM's R00.0."""
-    return [
-        dataclasses.replace(c, xrefs=[*c.xrefs, "ICD10CM:R00.0", "NOPE:1"]) if c.display == "Tachycardia" else c
-        for c in toy_concepts()
-    ]
-
-
-@pytest.fixture
-def coder_server(serve_app: Callable[[FastAPI], str], settings: Settings) -> Iterator[str]:
-    migrate(settings.store.url)
-    engine = make_engine(settings.store.url)
-    info, icd = icd10cm_slice()
-    load_source(engine, ListSource(TOY, toy_with_xrefs()))
-    load_source(engine, ListSource(info, list(icd)))
-    settings.knowledge.align = [("toy", "icd10cm")]
-    build_bundle(settings, StoreReader(engine), FakeEncoder(32), ["toy", "icd10cm"], show_progress=False)
-    yield serve_app(create_app(settings, encoder=FakeEncoder(32)))
-    engine.dispose()
 
 
 @pytest.fixture
