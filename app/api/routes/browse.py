@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 import numpy as np
 from fastapi import APIRouter, Query, Request
@@ -37,6 +38,7 @@ from app.api.pages import TEMPLATES
 from app.api.routes.concepts import catalog_concept, store_concept
 from app.api.routes.search import parse_scope
 from app.checks import check_query, check_system
+from app.errors import InvalidParameter
 from app.search.designations import all_designations
 from app.search.service import SearchService
 from app.search.similar import concept_labels, match_labels
@@ -48,7 +50,8 @@ from indexer.store import ConceptRef, StoreReader
 from indexer.store.reader import SystemVersion
 
 SIMILAR = 3  # concepts shown per other loaded system
-RESULTS = 20
+RESULTS = 20  # a page of results
+PAGES = 25  # pages of results at most
 SIBLINGS = 100  # shown in the side tree; the rest are on the parent's page
 # What an ICD-10-CM coder reads first, in this order (the source's property names).
 NOTES = (
@@ -312,6 +315,27 @@ def _xref(xref: str, bundle: Bundle, names: Mapping[str, str]) -> Xref:
     return Xref(xref, url=url.format(code=code, xref=xref)) if url and code else Xref(xref)
 
 
+@dataclass(frozen=True)
+class Facets:
+    """What the chosen system can be narrowed by, besides a subtree."""
+
+    kinds: list[str]  # its kinds (ICD-10-CM: chapter, block, category, code); none in an ontology
+    billable: bool  # whether its concepts say whether they are billable
+
+
+def _facets(bundle: Bundle, system: str) -> Facets:
+    rows = bundle.rows(system, include_inactive=True)
+    if not rows:
+        return Facets([], False)
+    kinds = sorted(set(np.unique(bundle.kinds[rows.start : rows.stop]).tolist()) - {""})
+    return Facets(kinds, bundle.concepts[rows.start].billable is not None)
+
+
+def _page_link(request: Request, page: int) -> str:
+    """This search's link to another page of its results."""
+    return f"/browse?{urlencode([*((k, v) for k, v in request.query_params.multi_items() if k != 'page'), ('page', str(page))])}"
+
+
 @router.get("/browse", response_class=HTMLResponse)
 def search_page(
     request: Request,
@@ -321,20 +345,43 @@ def search_page(
     system: Annotated[str | None, Query()] = None,
     within: Annotated[str | None, Query()] = None,
     q: Annotated[str | None, Query()] = None,
+    kind: Annotated[str | None, Query()] = None,
+    billable: Annotated[str | None, Query(description="true, false, or empty for any")] = None,
+    inactive: Annotated[bool, Query()] = False,
+    page: Annotated[int, Query(ge=1, le=PAGES)] = 1,
 ) -> HTMLResponse:
+    """Search one system (optionally one subtree, kind, billable, inactive included): the widget
+    suggests as the user types; submitted, the words list every concept above the confidence
+    threshold, counted, a page of ``RESULTS`` at a time."""
     systems = [s for s in reader.systems() if s.key in service.bundle.systems]
     chosen = system or (systems[0].key if systems else None)
     results: list[Result] = []
+    total, facets = 0, Facets([], False)
+    within = (within or "").strip() or None
+    kind = (kind or "").strip() or None
+    if billable not in (None, "", "true", "false"):
+        raise InvalidParameter(f"billable: true, false or empty for any (got {billable!r})", "billable")
+    billed = {"true": True, "false": False}.get(billable or "")
     if chosen is not None:
         check_system(service.bundle.systems, chosen, "system")
-        within = (within or "").strip() or None
-        scope = parse_scope(service, [chosen], within, ancestor_param="within")
+        facets = _facets(service.bundle, chosen)
+        scope = parse_scope(service, [chosen], within, kind, billed, inactive, ancestor_param="within")
         if q:
             check_query(q, settings.search.max_query_length, "q")
-            results = service.results(service.rank(q, scope, RESULTS, Mode.HYBRID, settings.search.confidence_threshold))
+            threshold = settings.search.confidence_threshold
+            ranking = service.rank(q, scope, page * RESULTS, Mode.HYBRID, threshold)
+            total = min(ranking.above, PAGES * RESULTS)
+            results = service.results(ranking)[(page - 1) * RESULTS :]
     uri = next((s.uri for s in systems if s.key == chosen), "")
     valueset = f"{uri}?fhir_vs=isa/{within}" if within else f"{uri}?fhir_vs"
-    context = {"systems": systems, "chosen": chosen, "within": within, "q": q, "results": results, "valueset": valueset}
+    pages = -(-total // RESULTS)
+    context = {
+        "systems": systems, "chosen": chosen, "within": within, "q": q, "results": results, "valueset": valueset,
+        "facets": facets, "kind": kind, "billable": billed, "inactive": inactive,
+        "total": total, "page": page, "pages": pages, "first": (page - 1) * RESULTS + 1,
+        "previous": _page_link(request, page - 1) if page > 1 else None,
+        "next": _page_link(request, page + 1) if page < pages else None,
+    }
     return TEMPLATES.TemplateResponse(request, "browse_search.html", context)
 
 
