@@ -85,6 +85,12 @@ class Unauthorized(ApiError):
     status, slug, title, issue, tx_code = 401, "unauthorized", "Unauthorized", "login", None
 
 
+class Forbidden(ApiError):
+    """A key that may call but not do this (a curator's decision without a curator key)."""
+
+    status, slug, title, issue, tx_code = 403, "forbidden", "Forbidden", "forbidden", None
+
+
 class NotFound(ApiError):
     """An unknown route, code system, value set, concept, job or run."""
 

@@ -10,8 +10,10 @@ from fastapi_offline import FastAPIOffline
 
 from app import ops
 from app.api import errors, http
-from app.api.routes import browse, concepts, evaluations, fhir, health, match, search, web
+from app.api.routes import browse, concepts, evaluations, feedback, fhir, health, match, search, web
 from app.evaluations.jobs import BenchmarkJobs
+from app.feedback.events import EventStore
+from app.feedback.overlay import Learning
 from app.matching.jobs import JobRunner, JobStore
 from app.ops.bundle_watch import open_at_start
 from app.settings import Settings, get_settings
@@ -28,7 +30,11 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = make_engine(settings.store.url, settings.store)  # bounded: a hung store never blocks start-up
         app.state.reader = StoreReader(engine)
+        app.state.learning = Learning(engine)  # what curators approved, on every bundle served
         open_at_start(app.state, settings, encoder)  # current, else the newest older bundle that opens
+        app.state.learning.refresh(app.state.service)
+        if settings.feedback.enabled:
+            EventStore(engine).expire(settings.feedback.retention_days)
         app.state.jobs = JobRunner(JobStore(engine), lambda: app.state.service, app.state.reader, settings)
         app.state.jobs.start()  # resumes the jobs a previous process left unfinished, once the store answers
         app.state.benchmark_jobs = BenchmarkJobs(lambda: app.state.service, app.state.reader, BENCHMARKS)
@@ -50,7 +56,10 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
     errors.install(app)
     ops.install(app, settings)
     http.install(app)  # after ops: HEAD and the security headers cover their answers too
-    for module in (search, concepts, match, evaluations, health, fhir, web, browse):
+    # Off, learning from use has no route (404) and stores nothing; /benchmarks/usage before
+    # /benchmarks/{name}/run.
+    modules = (feedback,) if settings.feedback.enabled else ()
+    for module in (*modules, search, concepts, match, evaluations, health, fhir, web, browse):
         app.include_router(module.router)
     return app
 

@@ -84,6 +84,18 @@ class MatchSettings(BaseModel):
     max_queued_jobs: int = Field(default=8, ge=1)
 
 
+class FeedbackSettings(BaseModel):
+    """Learning from use (``app/feedback``, docs/OPERATIONS.md): what users choose and flag,
+    reviewed by a curator. Events may hold clinical text (the queries typed)."""
+
+    enabled: bool = Field(default=True, description="off: /feedback and /review answer 404 and nothing is stored")
+    retention_days: int = Field(default=90, ge=1, description="events older than this are purged (at start, daily)")
+    # A phrasing is proposed once users chose one concept for it this many times (at a rank
+    # other than first, or where nothing was shown first).
+    min_choices: int = Field(default=3, ge=1)
+    max_queue: int = Field(default=200, ge=1, description="items of each kind the review queue lists")
+
+
 PLACEHOLDER_KEY = "change-me-to-a-long-random-key"  # the example key in .env.example: refused
 
 
@@ -95,6 +107,9 @@ class ApiSettings(BaseModel):
     auth_enabled: bool = False
     # Comma-separated; a request presents one as ``X-API-Key`` or ``Authorization: Bearer``.
     api_keys: SecretStr = SecretStr("")
+    # Curators' keys, comma-separated ``name=key`` (the name is recorded with each decision in
+    # /review): a curator key is an API key too, and the only one that may decide.
+    curator_keys: SecretStr = SecretStr("")
     # Paths answered without a key (exact match): probes and the API docs.
     public_paths: list[str] = ["/health", "/ready", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/redoc"]
     # Token bucket per client (its API key, else its address): refill per second, bucket size.
@@ -134,6 +149,9 @@ class ApiSettings(BaseModel):
             raise ValueError("api.auth_enabled needs TERMSEARCH_API__API_KEYS")
         if any(len(key) < 16 for key in self.keys):
             raise ValueError("every API key needs at least 16 characters")
+        curators = [entry for entry in self.curator_keys.get_secret_value().split(",") if entry.strip()]
+        if any(not re.fullmatch(r"\s*[\w.@-]{1,100}=\S+\s*", entry) for entry in curators):
+            raise ValueError("TERMSEARCH_API__CURATOR_KEYS: each entry is name=key (name: letters, digits, . _ @ -)")
         if self.auth_enabled and PLACEHOLDER_KEY in self.keys:
             raise ValueError(
                 f"TERMSEARCH_API__API_KEYS holds the placeholder {PLACEHOLDER_KEY!r} from .env.example; "
@@ -146,7 +164,15 @@ class ApiSettings(BaseModel):
 
     @property
     def keys(self) -> list[str]:
-        return [key.strip() for key in self.api_keys.get_secret_value().split(",") if key.strip()]
+        """Every key that may call: the API keys and the curators'."""
+        api = [key.strip() for key in self.api_keys.get_secret_value().split(",") if key.strip()]
+        return api + list(self.curators.values())
+
+    @property
+    def curators(self) -> dict[str, str]:
+        """Curator name -> key."""
+        pairs = (entry.strip().partition("=") for entry in self.curator_keys.get_secret_value().split(","))
+        return {name: key for name, _, key in pairs if name and key}
 
 
 class Settings(IndexerSettings):
@@ -156,6 +182,7 @@ class Settings(IndexerSettings):
     fhir: FhirSettings = FhirSettings()
     match: MatchSettings = MatchSettings()
     api: ApiSettings = ApiSettings()
+    feedback: FeedbackSettings = FeedbackSettings()
 
 
 @lru_cache

@@ -1,4 +1,4 @@
-"""The app's tables in the concept store: match jobs, evaluation runs, stored value sets.
+"""The app's tables in the concept store: match jobs, evaluation runs, stored value sets, feedback events.
 
 They share the store's declarative ``Base`` (``indexer/store/models.py``), so the one alembic
 history (``alembic/``) creates and migrates them with the indexer's tables.
@@ -76,3 +76,26 @@ class ValueSetRow(Base):
     version: Mapped[str | None] = mapped_column(String(64))
     resource: Mapped[dict[str, Any]] = mapped_column(JSON)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class FeedbackEventRow(Base):
+    """What a user did with a ranking (``POST /feedback``): chose a row, flagged one as wrong, or
+    left without choosing. Never who: no address, no key. Purged after the retention."""
+
+    __tablename__ = "feedback_event"
+    __table_args__ = (Index("ix_feedback_event_at", "at"), Index("ix_feedback_event_key", "action", "query_key"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    surface: Mapped[str] = mapped_column(String(16))  # search, autocomplete, browser, widget, match, fhir
+    action: Mapped[str] = mapped_column(String(16))  # chose, flagged, abandoned
+    query: Mapped[str] = mapped_column(Text)
+    query_key: Mapped[str] = mapped_column(String(512))  # the query's name key: how events are grouped
+    system: Mapped[str | None] = mapped_column(String(64))  # the searched system, or the row's
+    scope: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the other search arguments
+    code: Mapped[str | None] = mapped_column(String(64))  # the row chosen or flagged
+    rank: Mapped[int | None] = mapped_column(Integer)  # where that row was shown (1 = first)
+    shown: Mapped[int | None] = mapped_column(Integer)  # how many rows were shown
+    label: Mapped[str | None] = mapped_column(Text)  # a flagged row's matched name
+    wrong: Mapped[str | None] = mapped_column(String(16))  # what a flag says is wrong: name, alignment, concept
+    reason: Mapped[str | None] = mapped_column(Text)

@@ -43,7 +43,7 @@ from indexer.embeddings import VERSION as EMBEDDINGS_VERSION
 from indexer.embeddings import EmbeddingCache
 from indexer.encoders import Encoder
 from indexer.encoders.manifest import CALIBRATION_FILE
-from indexer.knowledge import corrections, mesh, vocabulary
+from indexer.knowledge import corrections, learned, mesh, vocabulary
 from indexer.knowledge.enrich import enrich
 from indexer.knowledge.term_tables import TABLES
 from indexer.lexical import Label, lexical_builder
@@ -89,7 +89,8 @@ def build_bundle(
     show_progress: bool = True,
 ) -> BuildResult:
     selected = _select_systems(reader, systems)
-    inputs = _inputs(settings, reader, encoder, selected, model_dir)
+    taught = learned.read(reader.engine)  # what users taught it, as curators decided
+    inputs = _inputs(settings, reader, encoder, selected, model_dir, taught)
     inputs_hash = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
     bundles_dir = settings.bundles_dir
     bundles_dir.mkdir(parents=True, exist_ok=True)
@@ -114,7 +115,7 @@ def build_bundle(
             catalog = read_catalog(reader, selected, progress)
         with timer("knowledge"):
             knowledge, alignments = enrich(
-                catalog, settings.knowledge, lambda texts: cache.vectors(texts, progress, "embed names")
+                catalog, settings.knowledge, lambda texts: cache.vectors(texts, progress, "embed names"), taught
             )
             ranges, concepts, labels = catalog.tables()
             write_columns(staging / CATALOG, concepts, labels)
@@ -222,8 +223,13 @@ def _calibration_hash(model_dir: Path | None) -> str | None:
     return sha256_file(path) if path is not None and path.is_file() else None
 
 
-def _inputs(
-    settings: Settings, reader: StoreReader, encoder: Encoder, systems: list[SystemVersion], model_dir: Path | None
+def _inputs(  # noqa: PLR0913
+    settings: Settings,
+    reader: StoreReader,
+    encoder: Encoder,
+    systems: list[SystemVersion],
+    model_dir: Path | None,
+    taught: list[learned.Learned],
 ) -> dict:
     inputs = {
         "format_version": FORMAT_VERSION,
@@ -248,6 +254,8 @@ def _inputs(
             {"name": k.name, "sha256": k.sha256, "terms": k.terms} for k in reader.knowledge_sources() if k.kind == "supplement"
         ],
     }
+    if taught:  # (absent otherwise, so that a store nobody taught keeps its bundles' hashes)
+        inputs["learned"] = learned.digest(taught)
     if settings.uses_elasticsearch:  # another cluster or prefix needs its own indexes
         inputs["elasticsearch"] = settings.elasticsearch.model_dump(include={"url", "index_prefix", "shards"})
     return inputs

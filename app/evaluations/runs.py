@@ -60,8 +60,9 @@ def evaluate(
 ) -> RankingReport:
     """Hits@1/5/10, MRR, graded nDCG@k, per-item ranks and Hits@k by word overlap; ``check`` is
     called before each item (it raises to stop the run: the request timed out). With
-    ``leave_out`` (the built-in benchmarks, whose queries are labels of the index) each query's
-    own label is left out of its gold concepts while it is searched: no self-retrieval."""
+    ``leave_out`` (the built-in benchmarks and the usage set, whose queries are labels of the
+    index or phrasings users taught) each query's own label is left out of its gold concepts
+    while it is searched, and the phrasings users taught are not read: no self-retrieval."""
     depth = k * CANDIDATE_DEPTH if candidates is not None else k
     gold_of: dict[str, set[str]] = {}
     for item in items:
@@ -71,7 +72,7 @@ def evaluate(
         if check is not None:
             check()
         excluded = own_labels(service, system, query, gold_of[query]) if leave_out else frozenset()
-        ranking = service.rank(query, Scope((system,), exclude_labels=excluded), depth, mode)
+        ranking = service.rank(query, Scope((system,), exclude_labels=excluded, learned=not leave_out), depth, mode)
         return [service.bundle.concepts[ranked.row].code for ranked in ranking.rows]
 
     return evaluate_ranking(items, search, gain=hierarchy.gains, k=k, labels=hierarchy.labels, candidates=candidates)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -21,6 +22,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from starlette.datastructures import State
 
+from app.feedback.events import EventStore
 from app.search.loader import open_search_service
 from app.settings import Settings
 from indexer.bundle import MANIFEST, current_bundle
@@ -28,6 +30,7 @@ from indexer.encoders import Encoder
 
 log = logging.getLogger("termsearch")
 
+DAY_S = 86_400.0
 Stamp = tuple[Path, int]  # bundle directory, manifest mtime (ns)
 FileStamps = dict[str, tuple[int, int]]  # a bundle's files: relative path -> (size, mtime ns)
 
@@ -134,9 +137,17 @@ class BundleWatcher:
         log.info("switched to bundle %s (encoder %s)", opened.bundle.id, opened.encoder.id)
 
     async def run(self, interval_s: float) -> None:
+        """Every ``interval_s``: :meth:`check`; what curators decided since (in any worker); once a
+        day, the feedback events past their retention purged (the app purged at start)."""
+        purged = time.monotonic()
         while True:
             await asyncio.sleep(interval_s)
             await asyncio.to_thread(self.check)
+            if (learning := getattr(self.state, "learning", None)) is not None:
+                await asyncio.to_thread(learning.refresh, self.state.service)
+            if self.settings.feedback.enabled and time.monotonic() - purged >= DAY_S:
+                purged = time.monotonic()
+                await asyncio.to_thread(EventStore(self.state.reader.engine).expire, self.settings.feedback.retention_days)
 
 
 @asynccontextmanager

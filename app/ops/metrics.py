@@ -49,6 +49,19 @@ class Metrics:
             buckets=BUCKETS,
             registry=self.registry,
         )
+        # Learning from use (app/feedback): what users did, and rankings that found little.
+        self.feedback = Counter(
+            "termsearch_feedback_events",
+            "Feedback events recorded, by action (chose, flagged, abandoned)",
+            ["action"],
+            registry=self.registry,
+        )
+        self.weak_rankings = Counter(
+            "termsearch_weak_rankings",
+            "/search rankings with no row (zero_result) or whose first row is below search.confidence_threshold (low_confidence)",
+            ["outcome"],
+            registry=self.registry,
+        )
         self.registry.register(_BundleCollector(state))
         ProcessCollector(registry=self.registry)
 

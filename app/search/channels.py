@@ -93,6 +93,7 @@ class Channels:
         )
         self.lexical_work = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lexical")
         self.vector = lru_cache(maxsize=4096)(self._encode_one)
+        self.denied: np.ndarray | None = None  # label ids a curator denied (the overlay's), never matched
 
     def _encode_one(self, text: str) -> np.ndarray:
         """A text's vector, encoded alone (dynamic int8 quantisation scales per batch, so a batch
@@ -103,6 +104,9 @@ class Channels:
         bundle = self.bundle
         mask = scope.mask(bundle)
         excluded = scope.exclude_labels
+        left_out = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
+        if self.denied is not None:
+            left_out = self.denied if left_out is None else np.union1d(left_out, self.denied)
         # An index that keeps each label's lineage (Elasticsearch) filters a rooted subtree by
         # its root alone: its labels are not worked out.
         by_root = scope.root is not None and bundle.vectors.keeps_lineage
@@ -111,7 +115,7 @@ class Channels:
             mask,
             scope.ranges(bundle),
             max(k, self.settings.fusion_depth),
-            np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None,
+            left_out,
             allowed,
             allowed if allowed is not None and scope.root is None and len(allowed) <= MAX_LEXICAL_FILTER else None,
             scope.root,

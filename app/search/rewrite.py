@@ -23,6 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from app.feedback.overlay import Overlay
 from app.search import grammar, lay
 from app.search.scope import Scope
 from app.settings import SearchSettings
@@ -41,6 +42,7 @@ class QueryRewriter:
     def __init__(self, bundle: Bundle, settings: SearchSettings) -> None:
         self.bundle = bundle
         self.settings = settings
+        self.overlay = Overlay.empty(bundle)  # what curators approved (SearchService.overlay)
         self._abbreviation = lru_cache(maxsize=20_000)(self._abbreviation_of)
         self._is_abbreviation = lru_cache(maxsize=20_000)(self._abbreviation_like)
         rows = ABBREVIATIONS.read()
@@ -56,11 +58,13 @@ class QueryRewriter:
         return self.bundle.vocabulary
 
     def rewrites(self, query: str, scope: Scope, reading: grammar.Reading) -> list[tuple[str, str]]:
-        """(text, why) of the bridges, the grammar's ``reading`` (:meth:`read`) and lay wordings of
-        ``query``, none saying what the query says or what an earlier one said."""
+        """(text, why) of what users taught ``query`` means, the bridges, the grammar's ``reading``
+        (:meth:`read`) and lay wordings of ``query``, none saying what the query says or what an
+        earlier one said."""
         said = {label_key(query)}
         out = []
         for text, via in (
+            *self.learned(query, scope),
             *self.bridges(query, scope),
             *([(reading.text, f"read as '{reading.text}': {', '.join(reading.said)}")] if reading.said else []),
             *((text, f"lay wording read as '{text}'") for text in lay.rewrites(query)),
@@ -78,6 +82,16 @@ class QueryRewriter:
             return reading
         return grammar.read(query, frozenset(scope.systems or self.bundle.systems), self.expand)
 
+    def learned(self, query: str, scope: Scope) -> list[tuple[str, str]]:
+        """(name, why) of each concept curators approved ``query`` as a phrasing of (the overlay)."""
+        if not scope.learned:
+            return []
+        out = []
+        for taught in self.overlay.taught(query):
+            concept = self.bundle.concepts[taught.row]
+            out.append((concept.display, f"{taught.origin}: '{taught.text}' is {concept.system.upper()} {concept.code}"))
+        return out
+
     def bridges(self, query: str, scope: Scope) -> list[tuple[str, str]]:
         """(preferred name, why) of the concepts of terminologies outside ``scope`` that
         ``query`` names exactly, by one of its exact names (its own, or one a knowledge source
@@ -87,7 +101,8 @@ class QueryRewriter:
         searched = set(scope.systems or bundle.systems)
         found: dict[int, str] = {}
         key = name_key(query)
-        labels = [label for label in bundle.labels_named(key) if label not in scope.exclude_labels]  # never matched
+        denied = self.overlay.denied_labels
+        labels = [label for label in bundle.labels_named(key) if label not in scope.exclude_labels and label not in denied]
         rows = bundle.label_concept[labels]
         elsewhere = ~np.isin(bundle.system_of(rows), list(searched)) & bundle.concepts.active[rows]
         for label, row in zip(np.asarray(labels)[elsewhere].tolist(), rows[elsewhere].tolist(), strict=True):
@@ -173,7 +188,7 @@ class QueryRewriter:
         the other by is-a are one meaning, and so are those one source named together (one row
         of the abbreviation table, one lent name)."""
         bundle = self.bundle
-        labels = bundle.labels_named(name_key(query))
+        labels = [label for label in bundle.labels_named(name_key(query)) if label not in self.overlay.denied_labels]
         origins = {int(bundle.label_concept[label]): bundle.label_origin[label] for label in labels}
         rows = np.fromiter(origins, dtype=np.int64, count=len(origins))
         system = bundle.system_of(rows)

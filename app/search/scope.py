@@ -25,6 +25,9 @@ class Scope:
     # The catalog row whose is-a subtree ``subtree`` is (None: a composed set of rows): the
     # lexical index keeps to it while searching, by its labels' lineage.
     root: int | None = None
+    # Whether what users taught (the approved phrasings of app.feedback's overlay) is read: off
+    # where a query is itself a learned phrasing (leave-one-out evaluation).
+    learned: bool = True
 
     def keys(self, bundle: Bundle) -> tuple[str, ...]:
         return self.systems or tuple(bundle.systems)

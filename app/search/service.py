@@ -24,6 +24,7 @@ from dataclasses import replace
 import numpy as np
 from cachetools import LRUCache
 
+from app.feedback.overlay import Overlay
 from app.search import ranker, rows
 from app.search.channels import Asked, Channels, Searches, Where
 from app.search.confidence import Calibration
@@ -60,6 +61,17 @@ class SearchService:
         """Drop the rankings kept: after the bundle's knowledge is changed in place (benchmarks)."""
         with self._rankings_lock:
             self.rankings.clear()
+
+    @property
+    def overlay(self) -> Overlay:
+        """What curators approved since the bundle was built (:mod:`app.feedback.overlay`)."""
+        return self.rewriter.overlay
+
+    @overlay.setter
+    def overlay(self, overlay: Overlay) -> None:
+        self.rewriter.overlay = overlay
+        self.channels.denied = overlay.denied
+        self.forget()
 
     @property
     def calibration(self) -> Calibration:
@@ -125,8 +137,9 @@ class SearchService:
         subtree without a root, such as a composed value set's rows; labels left out)."""
         if not self.settings.ranking_cache or (scope.subtree is not None and scope.root is None) or scope.exclude_labels:
             return None
-        where = (scope.systems, scope.exclude, scope.kinds, scope.billable, scope.include_inactive, scope.root)
-        return (where, k, mode, min_confidence, spare_whole_words, tuple(vars(self.settings).values()))
+        where = (scope.systems, scope.exclude, scope.kinds, scope.billable, scope.include_inactive, scope.root, scope.learned)
+        # The overlay by identity: a ranking made with an older one is never answered again.
+        return (where, k, mode, min_confidence, spare_whole_words, tuple(vars(self.settings).values()), self.overlay)
 
     def _rank_many(
         self,

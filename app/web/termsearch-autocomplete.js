@@ -8,8 +8,10 @@
  * Attributes: system (code system URI: the value set is `${system}?fhir_vs`), valueset (another
  * value set URL, e.g. `${system}?fhir_vs=isa/CODE`), endpoint (FHIR base, default "/fhir"),
  * count (suggestions, 10), debounce (ms, 150), min-chars (2), label, placeholder, api-key (sent
- * as X-API-Key). Property `value`: the selected FHIR Coding or null. Event `change` (bubbles,
- * composed): `detail` is the selected Coding {system, version, code, display}.
+ * as X-API-Key), feedback (where to report which suggestion was chosen, or that none was: default
+ * `/feedback` on the endpoint's server; "off" reports nothing). Property `value`: the selected
+ * FHIR Coding or null. Event `change` (bubbles, composed): `detail` is the selected Coding
+ * {system, version, code, display}.
  *
  * Keyboard: ArrowDown/ArrowUp move through the suggestions, Enter selects, Escape closes the
  * list (a second Escape clears the text). ARIA 1.2 combobox with a listbox popup.
@@ -104,6 +106,8 @@ export class TermsearchAutocomplete extends HTMLElement {
   #timer = 0;
   #request = null;
   #value = null;
+  #shownFor = ""; // the text the suggestions shown answer
+  #reported = true; // whether what the user did with them was reported
 
   constructor() {
     super();
@@ -114,7 +118,10 @@ export class TermsearchAutocomplete extends HTMLElement {
     this.#status = root.getElementById("status");
     this.#input.addEventListener("input", () => this.#schedule());
     this.#input.addEventListener("keydown", (event) => this.#onKey(event));
-    this.#input.addEventListener("blur", () => this.#close());
+    this.#input.addEventListener("blur", () => {
+      this.#close();
+      if (!this.#reported && this.#shownFor) this.#report({ action: "abandoned", shown: this.#items.length });
+    });
     this.#listbox.addEventListener("mousedown", (event) => event.preventDefault()); // keep the focus
     this.#listbox.addEventListener("click", (event) => {
       const option = event.target.closest("[role=option]");
@@ -186,6 +193,8 @@ export class TermsearchAutocomplete extends HTMLElement {
 
   #show(items, text) {
     this.#items = items;
+    this.#shownFor = text;
+    this.#reported = !text;
     this.#listbox.replaceChildren(...items.map((item, index) => this.#option(item, index, text)));
     this.#status.textContent = text ? (items.length ? `${items.length} suggestions` : "No matches") : "";
     if (items.length) this.#open();
@@ -251,7 +260,21 @@ export class TermsearchAutocomplete extends HTMLElement {
     this.#input.value = item.display;
     this.#close();
     this.#status.textContent = `Selected ${item.display} (${item.code})`;
+    this.#report({ action: "chose", system: item.system, code: item.code, rank: index + 1, shown: this.#items.length });
     this.dispatchEvent(new CustomEvent("change", { detail: coding, bubbles: true, composed: true }));
+  }
+
+  /** Tell the server what the user did with the suggestions (learning from use); never in the way. */
+  #report(event) {
+    this.#reported = true;
+    const target = this.getAttribute("feedback") || "/feedback";
+    if (target === "off") return;
+    const endpoint = this.getAttribute("endpoint") || "/fhir";
+    const url = this.hasAttribute("feedback") ? target : new URL(target, new URL(endpoint, location.href)).href;
+    const headers = { "Content-Type": "application/json" };
+    if (this.hasAttribute("api-key")) headers["X-API-Key"] = this.getAttribute("api-key");
+    const body = { query: this.#shownFor, surface: "widget", system: event.system || this.getAttribute("system") || null, ...event };
+    fetch(url, { method: "POST", headers, body: JSON.stringify(body), keepalive: true }).catch(() => {});
   }
 
   #open() {

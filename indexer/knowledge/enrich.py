@@ -1,25 +1,31 @@
 """Every knowledge source applied to a catalog while a bundle is built, in order: alignments
 (which lend names across systems), then the project's term tables (which may find a meaning by
-a lent name), then its vocabulary (phrasings by code); corrections a reviewer made deny
-alignments before they lend and names after they were given. Supplements are designations in the store, read with the catalog itself."""
+a lent name), then its vocabulary (phrasings by code), then what users taught it (approved
+phrasings, :mod:`indexer.knowledge.learned`); corrections a reviewer made (``corrections.tsv``, and
+the denials a curator approved) deny alignments before they lend and names after they were given.
+Supplements are designations in the store, read with the catalog itself."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from indexer.catalog import Catalog
-from indexer.knowledge import corrections, vocabulary
+from indexer.knowledge import corrections, learned, vocabulary
 from indexer.knowledge.alignment import Alignment, Embed, align, propagate
 from indexer.knowledge.term_tables import TABLES, name_index
 from indexer.settings import KnowledgeSettings
 
 
-def enrich(catalog: Catalog, settings: KnowledgeSettings, embed: Embed) -> tuple[dict, list[Alignment]]:
-    """Add the knowledge sources' labels to ``catalog``; a summary for the manifest, and the alignments."""
+def enrich(
+    catalog: Catalog, settings: KnowledgeSettings, embed: Embed, taught: Sequence[learned.Learned] = ()
+) -> tuple[dict, list[Alignment]]:
+    """Add the knowledge sources' labels to ``catalog`` (``taught``: the store's learned items); a
+    summary for the manifest, and the alignments."""
     loaded = {s.key for s in catalog.systems}
     summary: dict = {}
     alignments: list[Alignment] = []
-    denied = corrections.read() if settings.corrections else []
+    denied = (corrections.read() if settings.corrections else []) + learned.corrections(taught)
     if settings.alignments:
         for source, target in settings.align:
             if {source, target} <= loaded:
@@ -54,6 +60,12 @@ def enrich(catalog: Catalog, settings: KnowledgeSettings, embed: Embed) -> tuple
                 summary["vocabulary"][table.name] = {
                     "version": table.version, "rows": len(rows), "labels": applied.labels, "unresolved": applied.unresolved,
                 }
+    if taught:
+        summary["learned"] = {
+            "designations": len(learned.approved(taught, learned.DESIGNATION)),
+            "labels": learned.add_designations(catalog, taught),
+            "denials": len(learned.approved(taught, learned.DENIAL)),
+        }
     if denied:
         summary["corrections"] = {"rows": len(denied), "designations_removed": corrections.deny_designations(catalog, denied)}
     return summary, alignments

@@ -56,7 +56,10 @@ def label_key(text: str) -> str:
 
 # Label kinds that name their concept exactly (not broader, narrower or related synonyms).
 NAME_KINDS = frozenset(
-    {"preferred", "fsn", "exact synonym", "layperson", "abbreviation", "uk_spelling", "plural_form", "inclusion", "includes"}
+    {
+        "preferred", "fsn", "exact synonym", "layperson", "abbreviation", "uk_spelling", "plural_form", "inclusion", "includes",
+        "learned",  # a phrasing users chose the concept for, approved by a curator
+    }
 )
 
 

@@ -122,3 +122,27 @@ class KnowledgeSourceRow(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     terms: Mapped[int] = mapped_column(Integer)
     loaded_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class LearnedRow(Base):
+    """A curator's decision on what users taught the service (``app/feedback``): a phrasing users
+    chose a concept for (``designation``), or a name or alignment users flagged (``denial``).
+    Approved designations serve at once (the app's overlay) and become labels in the next build;
+    approved denials stop the name (or every name one alignment lent) like ``corrections.tsv``;
+    rejected ones are never proposed again. Each decision is a new row: the latest one counts."""
+
+    __tablename__ = "learned"
+    __table_args__ = (Index("ix_learned_item", "kind", "system", "code", "key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))  # designation, denial
+    system: Mapped[str] = mapped_column(String(64))
+    code: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str] = mapped_column(Text)  # the phrasing, or the denied name
+    key: Mapped[str] = mapped_column(String(512))  # the text's name key (how the queue groups it)
+    lent_by: Mapped[str | None] = mapped_column(Text)  # a denial of an alignment: the origin its names share
+    decision: Mapped[str] = mapped_column(String(16))  # approved, rejected
+    count: Mapped[int] = mapped_column(Integer)  # the choices or flags the curator saw
+    reviewer: Mapped[str] = mapped_column(String(100))
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    note: Mapped[str | None] = mapped_column(Text)

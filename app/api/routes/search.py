@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
 
 from app.api.deps import ServiceDep, SettingsDep
@@ -63,6 +63,7 @@ def parse_scope(
 
 @router.get("/search", response_model=SearchResponse, responses=PROBLEM_RESPONSES)
 def search(
+    request: Request,
     service: ServiceDep,
     settings: SettingsDep,
     q: Annotated[str, Query(description="What the user typed, or a code in any usual form (at most 512 characters by default)", **QUERY)],
@@ -84,6 +85,8 @@ def search(
     systems = parse_systems(service.bundle.systems, system, "system")
     scope = parse_scope(service, systems, ancestor, kind, billable, include_inactive)
     ranking = service.rank(q, scope, k, mode, min_confidence)
+    if not ranking.rows or ranking.rows[0].confidence < settings.search.confidence_threshold:
+        request.app.state.metrics.weak_rankings.labels("low_confidence" if ranking.rows else "zero_result").inc()
     return SearchResponse(
         query=q,
         mode=mode,
