@@ -1,7 +1,8 @@
 """The terminology browser as a terminologist uses it, in headless Chromium over real HTTP:
 search "fast heart", open Tachycardia, read its designations with their types and origins, walk
 up the breadcrumbs to the root and back down to a sibling (expanding a subtree in place on the
-way), and follow a mapping to the other loaded system.
+way), follow a mapping to the other loaded system, list every match of the search, and read
+the mapped concept on a phone.
 
 On the toy bundle by default. With ``TERMSEARCH_BROWSER_DATA`` naming a data directory holding
 the real bundle (HPO and ICD-10-CM; ``var``), the same walk runs on it and its screenshots are
@@ -113,6 +114,24 @@ def test_search_open_walk_up_and_down_and_follow_a_mapping(
     expect(page.locator("h1")).to_have_text(target)
     assert f"/browse/{walk.mapped}/" in page.url
     shot("5-mapping")
+
+    # 6. The one search box, Enter without choosing a suggestion: every match, counted, by pages.
+    page.goto(f"{base}/browse?system={walk.system}")
+    box = page.locator("#picker").get_by_role("combobox")
+    box.press_sequentially(walk.query, delay=40)
+    expect(page.locator("#picker").get_by_role("option").first).to_be_visible()
+    box.press("Enter")
+    expect(page.locator("#count")).to_contain_text("above the confidence threshold")
+    expect(page.locator("#results").get_by_role("link", name=walk.concept, exact=True)).to_be_visible()
+    shot("6-results")
+
+    # 7. The mapped concept on a phone: one column, nothing scrolls sideways.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.go_back()
+    page.go_back()
+    expect(page.locator("h1")).to_have_text(target)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    shot("7-phone")
 
 
 def test_results_without_script_and_a_clear_error_for_an_unknown_code(page: Page, browse_server: tuple[str, Walk]) -> None:
