@@ -19,11 +19,18 @@ from indexer.bundle import Bundle, current_bundle
 from indexer.encoders import FakeEncoder
 from indexer.knowledge.supplements import add_supplement
 from indexer.pipeline import build_bundle
+from indexer.settings import StoreSettings
 from indexer.store import StoreReader
 
 CURATOR_KEY = "curator-key-0123456789"
 CURATOR = {"X-API-Key": CURATOR_KEY}
 PHRASING = "my heart is galloping"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, store_url: str) -> Settings:
+    """Every test here on SQLite and on PostgreSQL (the events' and decisions' queries on both)."""
+    return Settings(data_dir=tmp_path / "var", store=StoreSettings(url=store_url), _env_file=None)
 
 
 @pytest.fixture
