@@ -63,10 +63,9 @@ def teach(engine_url: str, settings: Settings, count: int) -> str:
         span = bundle.rows(system, include_inactive=False)
         concept = bundle.concepts[rng.randrange(span.start, span.stop)]
         text = f"learned phrasing {i} of {concept.display}"[:500]
-        item: dict[str, object] = {"kind": DESIGNATION, "system": system, "code": concept.code, "text": text, "key": name_key(text)[:512]}
-        rows.append(
-            item | {"lent_by": None, "decision": APPROVED, "count": 3, "reviewer": "bench", "decided_at": now, "note": None}
-        )
+        item: dict[str, object] = {"kind": DESIGNATION, "system": system, "code": concept.code, "text": text}
+        decided = {"key": name_key(text)[:512], "decision": APPROVED, "count": 3, "reviewer": "bench", "decided_at": now}
+        rows.append(item | decided | {"lent_by": None, "note": None})
     engine = make_engine(engine_url)
     with engine.begin() as conn:
         conn.execute(insert(LearnedRow), rows)

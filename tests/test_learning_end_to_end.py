@@ -16,7 +16,7 @@ from app.settings import ApiSettings, Settings
 from indexer.settings import StoreSettings
 from tests.real_data import DATA_DIR, indexer
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.model
 LENT_NAMES = {"open bite", "absence of overlap of upper and lower teeth", "open bite between upper and lower teeth"}
 CURATOR = {"X-API-Key": "curator-key-0123456789"}
 LENT = "via HPO HP:0010807 Open bite"  # a name alignment: HPO's malocclusion lent to bite wounds

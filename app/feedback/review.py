@@ -57,7 +57,7 @@ class Review:
         return {
             "proposals": self._proposals(bundle, decided),
             "flags": self._flags(bundle, decided),
-            "unanswered": self._unanswered(),
+            "unanswered": self._unanswered({key for kind, _, _, key in decided if kind == learned.DESIGNATION}),
         }
 
     def _proposals(self, bundle: Bundle, decided: set[tuple[str, str, str, str]]) -> list[dict[str, Any]]:
@@ -121,13 +121,15 @@ class Review:
                     item["reasons"].append(reason)
         return sorted(merged.values(), key=lambda item: -item["count"])[: self.settings.max_queue]
 
-    def _unanswered(self) -> list[dict[str, Any]]:
+    def _unanswered(self, taught: set[str]) -> list[dict[str, Any]]:
+        """Queries left without a choice, but those a curator has since decided a phrasing for."""
         e = FeedbackEventRow
         count = func.count()
         nothing = func.sum(case((e.shown == 0, 1), else_=0))
+        left = [e.action == Action.ABANDONED, *([e.query_key.not_in(taught)] if taught else [])]
         query = (
             select(e.query_key, func.max(e.query), count, nothing)
-            .where(e.action == Action.ABANDONED)
+            .where(*left)
             .group_by(e.query_key)
             .order_by(count.desc())
             .limit(self.settings.max_queue)

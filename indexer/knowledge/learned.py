@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
@@ -67,17 +68,17 @@ def read(engine: Engine) -> list[Learned]:
     return list(latest.values())
 
 
-def approved(learned: list[Learned], kind: str) -> list[Learned]:
+def approved(learned: Sequence[Learned], kind: str) -> list[Learned]:
     return [item for item in learned if item.kind == kind and item.decision == APPROVED]
 
 
-def digest(learned: list[Learned]) -> str:
+def digest(learned: Sequence[Learned]) -> str:
     """What the build depends on: the approved items (a new approval makes a new bundle)."""
     rows = [asdict(item) | {"decided_at": item.decided_at.isoformat()} for item in learned if item.decision == APPROVED]
     return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 
 
-def corrections(learned: list[Learned]) -> list[Correction]:
+def corrections(learned: Sequence[Learned]) -> list[Correction]:
     """The approved denials as corrections: an alignment's (by the concept it lent from) or a name's."""
     out = []
     for item in approved(learned, DENIAL):
@@ -90,7 +91,7 @@ def corrections(learned: list[Learned]) -> list[Correction]:
     return out
 
 
-def add_designations(catalog: Catalog, learned: list[Learned]) -> int:
+def add_designations(catalog: Catalog, learned: Sequence[Learned]) -> int:
     """Add each approved phrasing to its concept; how many were added (a concept may hold it already)."""
     added = 0
     for item in approved(learned, DESIGNATION):

@@ -1,4 +1,5 @@
-"""The autocomplete widget (``/web/termsearch-autocomplete.js``) and its demo page (``/``)."""
+"""The autocomplete widget (``/web/termsearch-autocomplete.js``) and its demo page (``/``); the
+browser's feedback module (``/web/termsearch-feedback.js``)."""
 
 from __future__ import annotations
 
@@ -20,3 +21,8 @@ def demo() -> FileResponse:
 @router.get("/web/termsearch-autocomplete.js")
 def widget() -> FileResponse:
     return FileResponse(WEB / "termsearch-autocomplete.js", media_type="text/javascript")
+
+
+@router.get("/web/termsearch-feedback.js")
+def feedback_module() -> FileResponse:
+    return FileResponse(WEB / "termsearch-feedback.js", media_type="text/javascript")
