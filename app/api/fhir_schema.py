@@ -16,12 +16,14 @@ _TYPES: dict[str, dict[str, Any]] = {
 _TEXT: dict[str, Any] = {"type": "string", "minLength": 1}
 
 
-def _query_parameter(parameter: Parameter) -> dict[str, Any]:
+def _query_parameter(parameter: Parameter, supplied: str | None = None) -> dict[str, Any]:
+    """``supplied``: the parameter the instance supplies (never required then)."""
     schema = {**_TYPES.get(parameter.type, _TEXT), **parameter.limits}
     described = {"in": "query", "name": parameter.name, "description": parameter.documentation}
     if parameter.repeats:
         return described | {"schema": {"type": "array", "items": schema}, "explode": True}
-    return described | {"schema": schema} | ({"required": True} if parameter.required else {})
+    required = parameter.required and parameter.name != supplied
+    return described | {"schema": schema} | ({"required": True} if required else {})
 
 
 _CODING: dict[str, Any] = {
@@ -66,9 +68,11 @@ def _parameters_body(operation: Operation) -> dict[str, Any]:
     }
 
 
-def get_operation(operation: Operation) -> dict[str, Any]:
-    """``openapi_extra`` of an operation's GET: its declared parameters that a query string can carry."""
-    return {"parameters": [_query_parameter(p) for p in operation.parameters if p.type not in POST_ONLY]}
+def get_operation(operation: Operation, on_instance: bool = False) -> dict[str, Any]:
+    """``openapi_extra`` of an operation's GET: its declared parameters that a query string can
+    carry; ``on_instance``: on one resource, which supplies a parameter (``url``)."""
+    supplied = operation.instance if on_instance else None
+    return {"parameters": [_query_parameter(p, supplied) for p in operation.parameters if p.type not in POST_ONLY]}
 
 
 def post_operation(operation: Operation) -> dict[str, Any]:

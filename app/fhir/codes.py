@@ -26,9 +26,13 @@ def lookup(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     coding = params.coding("code", "system")
     if coding is None:
         raise InvalidParameter("code: required (or coding)")
-    if not coding.system:
+    named = params.text("system")
+    if coding.system and named and coding.system != named:  # a coding of another system than the one named
+        raise InvalidParameter(f"coding.system: {coding.system} is not the system {named}", "coding.system")
+    uri = coding.system or named
+    if not uri:
         raise InvalidParameter("system: required")
-    system = context.system(coding.system)
+    system = context.system(uri)
     if coding.version and coding.version != system.version:
         raise NotFound(f"version {coding.version!r} of {system.uri} is not loaded; loaded: {system.version}")
     row = context.row(system, coding.code)

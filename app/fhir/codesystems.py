@@ -25,11 +25,16 @@ def code_system(system: SystemRange) -> dict[str, Any]:
     }
 
 
-def read(systems: dict[str, SystemRange], key: str) -> dict[str, Any]:
+def by_id(systems: dict[str, SystemRange], key: str) -> SystemRange:
+    """A loaded code system by its id (its key)."""
     system = systems.get(key)
     if system is None:
         raise NotFound(f"CodeSystem/{key} is unknown; loaded: {', '.join(systems)}")
-    return code_system(system)
+    return system
+
+
+def read(systems: dict[str, SystemRange], key: str) -> dict[str, Any]:
+    return code_system(by_id(systems, key))
 
 
 def search(systems: dict[str, SystemRange], url: str | None, version: str | None) -> dict[str, Any]:

@@ -47,6 +47,7 @@ class Operation:
     documentation: str
     parameters: tuple[Parameter, ...]
     returns: tuple[Parameter, ...]  # the answer's parameters (``return``: the resource answered)
+    instance: str | None = None  # the parameter an instance (``/ValueSet/{id}/$expand``) supplies; None: type level only
 
     @property
     def id(self) -> str:
@@ -55,6 +56,11 @@ class Operation:
     @property
     def path(self) -> str:
         return f"/{self.resource}/${self.code}"
+
+    @property
+    def instance_path(self) -> str | None:
+        """``/ValueSet/{id}/$expand``: the operation on one resource, which supplies :attr:`instance`."""
+        return None if self.instance is None else f"/{self.resource}/{{id}}/${self.code}"
 
     @property
     def base(self) -> str:
@@ -156,6 +162,7 @@ EXPAND = Operation(
         ),
     ),
     (Parameter("return", "Resource", "the ValueSet with its expansion", required=True),),
+    instance="url",
 )
 VALUE_SET_VALIDATE = Operation(
     "ValueSet", "validate-code",
@@ -165,6 +172,7 @@ VALUE_SET_VALIDATE = Operation(
         _flag("inferSystem", "true: a code without a system is of the value set's (single) system"), *_CHECKS,
     ),
     _VALIDATED,
+    instance="url",
 )
 CODE_SYSTEM_VALIDATE = Operation(
     "CodeSystem", "validate-code",
@@ -174,6 +182,7 @@ CODE_SYSTEM_VALIDATE = Operation(
         Parameter("system", "uri", "code system URI (as url)"), _CODING, _CODEABLE, *_CHECKS, _SUPPLEMENT,
     ),
     _VALIDATED,
+    instance="url",
 )
 LOOKUP = Operation(
     "CodeSystem", "lookup",
@@ -190,6 +199,7 @@ LOOKUP = Operation(
         Parameter("designation", "Resource", "each designation besides the display (parts)", repeats=True),
         Parameter("property", "Resource", "each property asked (parts)", repeats=True),
     ),
+    instance="system",
 )
 TRANSLATE = Operation(
     "ConceptMap", "translate",
@@ -211,6 +221,11 @@ TRANSLATE = Operation(
         Parameter("match", "Resource", "each match: equivalence, concept, source (parts)", repeats=True),
     ),
 )
+# What the id of an instance-level operation names.
+INSTANCE_IDS = {
+    "ValueSet": "of a stored ValueSet (`GET /fhir/ValueSet/{id}`)",
+    "CodeSystem": "of a loaded code system (`GET /fhir/CodeSystem/{id}`: `hpo`, `icd10cm`)",
+}
 OPERATIONS = (EXPAND, VALUE_SET_VALIDATE, LOOKUP, CODE_SYSTEM_VALIDATE, TRANSLATE)
 BY_ID = {operation.id: operation for operation in OPERATIONS}
 
@@ -249,7 +264,7 @@ def operation_definition(operation: Operation, base_url: str | None) -> dict[str
         "resource": [operation.resource],
         "system": False,
         "type": True,
-        "instance": False,
+        "instance": operation.instance is not None,
         "parameter": [described(p, "in") for p in operation.parameters] + [described(p, "out") for p in operation.returns],
     }
 
@@ -265,8 +280,12 @@ def docs_table() -> str:
         "where it may not repeat is refused.",
     ]
     for operation in OPERATIONS:
-        lines += ["", f"## `{operation.path}`", "", operation.documentation, "", "| parameter | type | repeats | what it does |",
-                  "|---|---|---|---|"]
+        lines += ["", f"## `{operation.path}`", "", operation.documentation]
+        if operation.instance is not None:
+            ids, supplied = INSTANCE_IDS[operation.resource], operation.instance
+            lines += ["", f"Also on one {operation.resource}: `{operation.instance_path}`, the id {ids}, "
+                          f"which supplies `{supplied}` (a `{supplied}` given must name the same)."]
+        lines += ["", "| parameter | type | repeats | what it does |", "|---|---|---|---|"]
         for p in operation.parameters:
             name = f"`{p.name}`{' (required)' if p.required else ''}"
             lines.append(f"| {name} | {p.type} | {'yes' if p.repeats else 'no'} | {_cell(p.documentation)} |")

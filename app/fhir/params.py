@@ -63,9 +63,10 @@ class UndeclaredParameter(LookupError):
 class OperationParams:
     """The parameters of a request to ``operation``, read only as it declares them."""
 
-    def __init__(self, operation: Operation, values: dict[str, list[Any]]) -> None:
+    def __init__(self, operation: Operation, values: dict[str, list[Any]], instance: dict[str, Any] | None = None) -> None:
         self.operation = operation
         self._values = values
+        self.instance = instance  # the resource the operation is invoked on (``ValueSet/{id}/$expand``), if one
 
     @classmethod
     def from_query(cls, operation: Operation, items: Iterable[tuple[str, str]]) -> OperationParams:
@@ -109,11 +110,19 @@ class OperationParams:
             declared = f"declared as {parameter.type}" if parameter else "not declared"
             raise UndeclaredParameter(f"{self.operation.id} reads {name!r} as {'/'.join(sorted(types))}, {declared}")
 
-    def defaulting(self, name: str, value: str | None) -> OperationParams:
+    def defaulting(self, name: str, value: Any) -> OperationParams:
         """These parameters, with ``name`` set to ``value`` where it is not given (and value is)."""
-        if value is None or name in self._values:
+        if value is None or self.given(name):
             return self
-        return OperationParams(self.operation, {**self._values, name: [value]})
+        return OperationParams(self.operation, {**self._values, name: [value]}, self.instance)
+
+    def on_instance(self, resource: dict[str, Any]) -> OperationParams:
+        """These parameters, of the operation invoked on ``resource`` (a stored ValueSet)."""
+        return OperationParams(self.operation, self._values, resource)
+
+    def given(self, name: str) -> bool:
+        """Whether the request gives ``name``."""
+        return name in self._values
 
     def _one(self, name: str, *types: str) -> Any:
         self._declared(name, types)

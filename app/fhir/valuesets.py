@@ -179,9 +179,12 @@ def parse_value_set(context: FhirContext, url: str, versions: SystemVersions = S
 
 
 def operation_value_set(context: FhirContext, params: OperationParams) -> ValueSetRef:
-    """The value set of an operation: ``valueSet`` inline, else ``url`` (``valueSetVersion``)."""
+    """The value set of an operation: the stored ValueSet it is invoked on (``ValueSet/{id}/$expand``),
+    else ``valueSet`` inline, else ``url`` (``valueSetVersion``)."""
     defaults = canonicals(params, "default-valueset-version")
     given = Given(params.resources("tx-resource", "ValueSet"), SystemVersions.from_params(params), defaults)
+    if params.instance is not None:  # ValueSet/{id}/$expand: the stored ValueSet itself
+        return _explicit(context, params.instance, given, f"value set {params.instance['url']}", ())
     [inline] = params.resources("valueSet", "ValueSet") or [None]
     if inline is not None:
         return _explicit(context, inline, given, "valueSet", ())

@@ -4,12 +4,14 @@ description and docs table say exactly what the declarations say."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from app.fhir.operations import EXPAND, LOOKUP, OPERATIONS, POST_ONLY, docs_table
+from app.fhir.operations import EXPAND, LOOKUP, OPERATIONS, POST_ONLY, Operation, docs_table
 from app.fhir.params import OperationParams, UndeclaredParameter
 from tests.fhir.conftest import outcome, resource
 
@@ -35,6 +37,7 @@ def test_the_capability_statement_lists_each_declared_operation_and_its_definiti
             stated["definition"], operation.code, [operation.resource]
         )
         assert definition["base"] == f"http://hl7.org/fhir/OperationDefinition/{operation.id}"
+        assert definition["instance"] is (operation.instance is not None)
         inputs = [(p["name"], p["type"], p["min"], p["max"]) for p in definition["parameter"] if p["use"] == "in"]
         assert inputs == [(p.name, p.type, int(p.required), p.max) for p in operation.parameters]
 
@@ -47,12 +50,25 @@ def test_terminology_capabilities_list_the_declared_expansion_parameters(client:
     assert "reciprocal rank fusion" not in body["expansion"]["textFilter"]  # the ranking of old: described no more
 
 
+def _instance_paths(paths: dict[str, Any], operation: Operation) -> list[str]:
+    """The OpenAPI paths of ``operation`` on one resource (``/fhir/ValueSet/{value_set_id}/$expand``)."""
+    pattern = re.compile(rf"^/fhir/{operation.resource}/\{{[a-z_]+\}}/\${re.escape(operation.code)}$")
+    return [path for path in paths if pattern.match(path)]
+
+
 def test_the_openapi_schema_documents_each_declared_query_parameter(client: TestClient) -> None:
     paths = client.get("/openapi.json").json()["paths"]
     for operation in OPERATIONS:
-        documented = [p["name"] for p in paths[f"/fhir{operation.path}"]["get"]["parameters"] if p["in"] == "query"]
-        assert documented == [p.name for p in operation.parameters if p.type not in POST_ONLY]
-        assert "requestBody" in paths[f"/fhir{operation.path}"]["post"]
+        instance = _instance_paths(paths, operation)
+        assert len(instance) == (operation.instance is not None)
+        for path in [f"/fhir{operation.path}", *instance]:
+            documented = [p["name"] for p in paths[path]["get"]["parameters"] if p["in"] == "query"]
+            assert documented == [p.name for p in operation.parameters if p.type not in POST_ONLY]
+            assert "requestBody" in paths[path]["post"]
+        for path in instance:  # the instance supplies its parameter, so it is never required there
+            [supplied] = [p for p in paths[path]["get"]["parameters"] if p["name"] == operation.instance]
+            assert "required" not in supplied
+            assert [p["in"] for p in paths[path]["get"]["parameters"]].count("path") == 1
 
 
 def test_an_unknown_operation_definition_is_not_found(client: TestClient) -> None:
@@ -79,12 +95,13 @@ def test_code_that_reads_an_undeclared_parameter_or_another_type_fails_loudly() 
 def test_the_openapi_body_of_a_post_lists_each_declared_parameter_with_its_value_type(client: TestClient) -> None:
     paths = client.get("/openapi.json").json()["paths"]
     for operation in OPERATIONS:
-        body = paths[f"/fhir{operation.path}"]["post"]["requestBody"]["content"]["application/fhir+json"]["schema"]
-        entries = body["properties"]["parameter"]["items"]["oneOf"]
-        assert [entry["properties"]["name"]["enum"] for entry in entries] == [[p.name] for p in operation.parameters]
-        for entry, parameter in zip(entries, operation.parameters, strict=True):
-            key = "resource" if parameter.type == "Resource" else parameter.value_key
-            assert entry["required"] == ["name", key]
+        for path in [f"/fhir{operation.path}", *_instance_paths(paths, operation)]:
+            body = paths[path]["post"]["requestBody"]["content"]["application/fhir+json"]["schema"]
+            entries = body["properties"]["parameter"]["items"]["oneOf"]
+            assert [entry["properties"]["name"]["enum"] for entry in entries] == [[p.name] for p in operation.parameters]
+            for entry, parameter in zip(entries, operation.parameters, strict=True):
+                key = "resource" if parameter.type == "Resource" else parameter.value_key
+                assert entry["required"] == ["name", key]
     count = next(e for e in paths["/fhir/ValueSet/$expand"]["post"]["requestBody"]["content"]["application/json"]["schema"]
                  ["properties"]["parameter"]["items"]["oneOf"] if e["properties"]["name"]["enum"] == ["count"])
     assert count["properties"]["valueInteger"] == {"type": "integer", "minimum": 0, "maximum": 1000}

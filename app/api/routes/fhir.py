@@ -26,7 +26,16 @@ from app.fhir import capabilities, codesystems, operations
 from app.fhir.codes import lookup
 from app.fhir.context import FhirContext
 from app.fhir.expand import expand
-from app.fhir.operations import BY_ID, CODE_SYSTEM_VALIDATE, EXPAND, LOOKUP, TRANSLATE, VALUE_SET_VALIDATE, Operation
+from app.fhir.instances import on_code_system, on_value_set
+from app.fhir.operations import (
+    BY_ID,
+    CODE_SYSTEM_VALIDATE,
+    EXPAND,
+    LOOKUP,
+    TRANSLATE,
+    VALUE_SET_VALIDATE,
+    Operation,
+)
 from app.fhir.outcome import FHIR_JSON
 from app.fhir.params import OperationParams
 from app.fhir.searchset import searchset
@@ -34,6 +43,23 @@ from app.fhir.stored import check_id
 from app.fhir.translate import translate
 from app.fhir.validate import validate_in_code_system, validate_in_value_set
 from app.fhir.valuesets import checked_value_set
+
+
+class _ResourceId(Convertor):
+    """A resource id in a path: anything but an operation (``$expand``), so that an operation
+    (``CodeSystem/$lookup``) is never read as an id, and an unknown operation or another method
+    on one is routed as before (404, 405 with ``Allow``)."""
+
+    regex = r"[^/$][^/]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("resource_id", _ResourceId())
 
 router = APIRouter(prefix="/fhir", tags=["fhir"], route_class=Route, responses=FHIR_ERROR_RESPONSES)
 
@@ -79,15 +105,28 @@ async def _run(operation: Operation, answer: Answer, request: Request, context: 
     return fhir_response(await run_in_threadpool(answer, context, params))
 
 
-def _operation(operation: Operation) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Serve ``operation`` by GET (query parameters) and POST (a Parameters resource), each documented."""
+def _operation(operation: Operation, on: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Serve ``operation`` by GET (query parameters) and POST (a Parameters resource), each
+    documented; ``on``: on one resource (``/ValueSet/{id}/$expand``), the endpoint's id parameter."""
+    path = operation.path if on is None else f"/{operation.resource}/{{{on}:resource_id}}/${operation.code}"
 
     def register(endpoint: Callable[..., Any]) -> Callable[..., Any]:
-        router.get(operation.path, response_class=JSONResponse, openapi_extra=get_operation(operation))(endpoint)
-        router.post(operation.path, response_class=JSONResponse, openapi_extra=post_operation(operation))(endpoint)
+        get = get_operation(operation, on_instance=on is not None)
+        router.get(path, response_class=JSONResponse, openapi_extra=get)(endpoint)
+        router.post(path, response_class=JSONResponse, openapi_extra=post_operation(operation))(endpoint)
         return endpoint
 
     return register
+
+
+def _on_value_set(answer: Answer, value_set_id: str) -> Answer:
+    """``answer`` on the stored ``ValueSet/{value_set_id}``."""
+    return lambda context, params: answer(context, on_value_set(context, params, value_set_id))
+
+
+def _on_code_system(answer: Answer, key: str) -> Answer:
+    """``answer`` on the loaded ``CodeSystem/{key}``."""
+    return lambda context, params: answer(context, on_code_system(context, params, key))
 
 
 @_operation(EXPAND)
@@ -121,6 +160,33 @@ async def concept_map_translate(request: Request, context: ContextDep) -> JSONRe
     return await _run(TRANSLATE, translate, request, context)
 
 
+# --- The operations on one resource: a stored ValueSet, a loaded code system (by its id)
+
+
+@_operation(EXPAND, on="value_set_id")
+async def value_set_instance_expand(value_set_id: str, request: Request, context: ContextDep) -> JSONResponse:
+    """``$expand`` of the stored ValueSet ``value_set_id`` (which supplies ``url``)."""
+    return await _run(EXPAND, _on_value_set(expand, value_set_id), request, context)
+
+
+@_operation(VALUE_SET_VALIDATE, on="value_set_id")
+async def value_set_instance_validate_code(value_set_id: str, request: Request, context: ContextDep) -> JSONResponse:
+    """``$validate-code`` against the stored ValueSet ``value_set_id`` (which supplies ``url``)."""
+    return await _run(VALUE_SET_VALIDATE, _on_value_set(validate_in_value_set, value_set_id), request, context)
+
+
+@_operation(LOOKUP, on="key")
+async def code_system_instance_lookup(key: str, request: Request, context: ContextDep) -> JSONResponse:
+    """``$lookup`` in the loaded code system ``key`` (``hpo``, ``icd10cm``; it supplies ``system``)."""
+    return await _run(LOOKUP, _on_code_system(lookup, key), request, context)
+
+
+@_operation(CODE_SYSTEM_VALIDATE, on="key")
+async def code_system_instance_validate_code(key: str, request: Request, context: ContextDep) -> JSONResponse:
+    """``$validate-code`` in the loaded code system ``key`` (it supplies ``url``)."""
+    return await _run(CODE_SYSTEM_VALIDATE, _on_code_system(validate_in_code_system, key), request, context)
+
+
 @router.get("/CodeSystem", response_class=JSONResponse)
 def code_system_search(
     service: ServiceDep,
@@ -131,7 +197,7 @@ def code_system_search(
     return fhir_response(codesystems.search(service.bundle.systems, url, version))
 
 
-@router.get("/CodeSystem/{key}", response_class=JSONResponse)
+@router.get("/CodeSystem/{key:resource_id}", response_class=JSONResponse)
 def code_system_read(key: str, service: ServiceDep) -> JSONResponse:
     """A loaded code system by id (its key: ``hpo``, ``icd10cm``), without its concepts."""
     return fhir_response(codesystems.read(service.bundle.systems, key))
@@ -171,21 +237,6 @@ def operation_definition(operation_id: str, settings: SettingsDep) -> JSONRespon
 
 # --- ValueSet resources stored on the server
 
-
-class _ResourceId(Convertor):
-    """A resource id in a path: anything but an operation (``$expand``), so that an unknown
-    operation or another method on one is routed as before (404, 405 with ``Allow``)."""
-
-    regex = r"[^/$][^/]*"
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
-
-
-register_url_convertor("resource_id", _ResourceId())
 
 
 @router.get("/ValueSet", response_class=JSONResponse)
