@@ -109,6 +109,7 @@ def terminology_capabilities(systems: Iterable[SystemRange], base_url: str | Non
         "codeSystem": [
             {
                 "uri": system.uri,
+                "subsumption": True,  # CodeSystem/$subsumes, by the bundle's is-a links
                 "version": [
                     {
                         "code": system.version,

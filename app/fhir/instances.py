@@ -1,5 +1,5 @@
 """The operations invoked on one resource: ``ValueSet/{id}/$expand`` and ``/$validate-code`` on a
-stored ValueSet, ``CodeSystem/{id}/$lookup`` and ``/$validate-code`` on a loaded
+stored ValueSet, ``CodeSystem/{id}/$lookup``, ``/$validate-code`` and ``/$subsumes`` on a loaded
 code system (its id is its key, ``hpo``, as ``GET /fhir/CodeSystem/{id}`` reads it).
 
 The instance supplies the parameter its operation declares (``Operation.instance``: ``url`` or

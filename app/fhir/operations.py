@@ -201,6 +201,21 @@ LOOKUP = Operation(
     ),
     instance="system",
 )
+SUBSUMES = Operation(
+    "CodeSystem", "subsumes",
+    "How two codes of a code system are related by its is-a hierarchy: equivalent (the same code), subsumes "
+    "(B is below A), subsumed-by (A is below B) or not-subsumed.",
+    (
+        Parameter("codeA", "code", "the first code (of system)"),
+        Parameter("codeB", "code", "the second code (of system)"),
+        Parameter("system", "uri", "code system URI of codeA and codeB (and of a coding without one)"),
+        _VERSION,
+        Parameter("codingA", "Coding", "the first code as a Coding, in place of codeA (POST)"),
+        Parameter("codingB", "Coding", "the second code as a Coding, in place of codeB (POST)"),
+    ),
+    (Parameter("outcome", "code", "equivalent | subsumes | subsumed-by | not-subsumed", required=True),),
+    instance="system",
+)
 TRANSLATE = Operation(
     "ConceptMap", "translate",
     "Stored mappings, alignments and semantic candidates of a code in another code system or value set.",
@@ -226,7 +241,7 @@ INSTANCE_IDS = {
     "ValueSet": "of a stored ValueSet (`GET /fhir/ValueSet/{id}`)",
     "CodeSystem": "of a loaded code system (`GET /fhir/CodeSystem/{id}`: `hpo`, `icd10cm`)",
 }
-OPERATIONS = (EXPAND, VALUE_SET_VALIDATE, LOOKUP, CODE_SYSTEM_VALIDATE, TRANSLATE)
+OPERATIONS = (EXPAND, VALUE_SET_VALIDATE, LOOKUP, CODE_SYSTEM_VALIDATE, SUBSUMES, TRANSLATE)
 BY_ID = {operation.id: operation for operation in OPERATIONS}
 
 

@@ -37,6 +37,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "bench_match": ("--limit", "3"),
     "bench_precision": ("--labels", "16", "--int8-labels", "8", "--batch-sizes", "8"),
     "bench_ranking": ("--per-kind", "4"),
+    "bench_ranker_models": ("--per-kind", "8", "--set-per-kind", "2"),
     "bench_rankings": ("--phrases", "2", "--dump", "{tmp}/top10.json", "--compare", "{tmp}/top10.json", "{tmp}/top10.json"),
     "bench_scale": ("--labels", "300", "--requests", "2"),
     "bench_search": ("--requests", "2"),

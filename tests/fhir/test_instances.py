@@ -1,5 +1,5 @@
 """The operations on one resource: ``ValueSet/{id}/$expand`` and ``$validate-code`` on a stored
-ValueSet, ``CodeSystem/{id}/$lookup`` and ``$validate-code`` on a loaded code system
+ValueSet, ``CodeSystem/{id}/$lookup``, ``$validate-code`` and ``$subsumes`` on a loaded code system
 (the calls fhirpy's ``execute``, fhir-kit-client's ``operation({id})`` and HAPI's ``onInstance``
 make). Each answers as the type-level operation given the instance's url or system does."""
 
@@ -129,6 +129,8 @@ def test_a_code_system_validates_codes_on_its_instance(client: TestClient) -> No
          "CodeSystem/nothing is unknown; loaded: toy, toyicd"),
         ("/fhir/CodeSystem/nothing/$validate-code", {"code": "T:2"}, 404, "not-found", "not-found",
          "CodeSystem/nothing is unknown; loaded: toy, toyicd"),
+        ("/fhir/CodeSystem/nothing/$subsumes", {"codeA": "T:1", "codeB": "T:2"}, 404, "not-found", "not-found",
+         "CodeSystem/nothing is unknown; loaded: toy, toyicd"),
         ("/fhir/CodeSystem/toy/$lookup", {"system": TOYICD.uri, "code": "T:2"}, 400, "invalid", "invalid-data",
          f"system: CodeSystem/toy is {TOY.uri}, not {TOYICD.uri}"),
         ("/fhir/CodeSystem/toy/$validate-code", {"url": TOYICD.uri, "code": "T:2"}, 400, "invalid", "invalid-data",
@@ -151,8 +153,8 @@ def test_a_coding_of_another_system_than_the_one_named_is_refused_by_lookup(clie
 
 def test_operations_are_never_read_as_ids_and_unknown_ones_are_no_route(client: TestClient) -> None:
     assert client.get("/fhir/CodeSystem/toy").json()["id"] == "toy"
-    answer = client.get("/fhir/CodeSystem/$lookup", params={"system": TOY.uri, "code": "T:2"})
-    assert out(resource(answer, "Parameters"), "display") == ["Tachycardia"]
+    answer = client.get("/fhir/CodeSystem/$subsumes", params={"system": TOY.uri, "codeA": "T:1", "codeB": "T:2"})
+    assert out(resource(answer, "Parameters"), "outcome") == ["subsumes"]
     for path in ("/fhir/CodeSystem/$frobnicate", "/fhir/CodeSystem/toy/$frobnicate", "/fhir/ValueSet/heart/$frobnicate"):
         outcome(client.get(path), 404, "not-found", "not-found", "no route serves this path")
     refused = client.delete("/fhir/CodeSystem/toy/$lookup")

@@ -138,7 +138,7 @@ def test_capability_statement_lists_the_operations(client: TestClient) -> None:
     body = resource(client.get("/fhir/metadata"), "CapabilityStatement")
     operations = {(r["type"], o["name"]) for r in body["rest"][0]["resource"] for o in r["operation"]}
     assert operations == {
-        ("CodeSystem", "lookup"), ("CodeSystem", "validate-code"), ("ValueSet", "expand"),
+        ("CodeSystem", "lookup"), ("CodeSystem", "validate-code"), ("CodeSystem", "subsumes"), ("ValueSet", "expand"),
         ("ValueSet", "validate-code"), ("ConceptMap", "translate"),
     }
     assert body["fhirVersion"] == "4.0.1"

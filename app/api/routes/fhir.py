@@ -32,6 +32,7 @@ from app.fhir.operations import (
     CODE_SYSTEM_VALIDATE,
     EXPAND,
     LOOKUP,
+    SUBSUMES,
     TRANSLATE,
     VALUE_SET_VALIDATE,
     Operation,
@@ -40,6 +41,7 @@ from app.fhir.outcome import FHIR_JSON
 from app.fhir.params import OperationParams
 from app.fhir.searchset import searchset
 from app.fhir.stored import check_id
+from app.fhir.subsumes import subsumes
 from app.fhir.translate import translate
 from app.fhir.validate import validate_in_code_system, validate_in_value_set
 from app.fhir.valuesets import checked_value_set
@@ -47,7 +49,7 @@ from app.fhir.valuesets import checked_value_set
 
 class _ResourceId(Convertor):
     """A resource id in a path: anything but an operation (``$expand``), so that an operation
-    (``CodeSystem/$lookup``) is never read as an id, and an unknown operation or another method
+    (``CodeSystem/$subsumes``) is never read as an id, and an unknown operation or another method
     on one is routed as before (404, 405 with ``Allow``)."""
 
     regex = r"[^/$][^/]*"
@@ -160,6 +162,12 @@ async def concept_map_translate(request: Request, context: ContextDep) -> JSONRe
     return await _run(TRANSLATE, translate, request, context)
 
 
+@_operation(SUBSUMES)
+async def code_system_subsumes(request: Request, context: ContextDep) -> JSONResponse:
+    """How ``codeA`` and ``codeB`` (or ``codingA``, ``codingB``) of ``system`` are related by is-a."""
+    return await _run(SUBSUMES, subsumes, request, context)
+
+
 # --- The operations on one resource: a stored ValueSet, a loaded code system (by its id)
 
 
@@ -185,6 +193,12 @@ async def code_system_instance_lookup(key: str, request: Request, context: Conte
 async def code_system_instance_validate_code(key: str, request: Request, context: ContextDep) -> JSONResponse:
     """``$validate-code`` in the loaded code system ``key`` (it supplies ``url``)."""
     return await _run(CODE_SYSTEM_VALIDATE, _on_code_system(validate_in_code_system, key), request, context)
+
+
+@_operation(SUBSUMES, on="key")
+async def code_system_instance_subsumes(key: str, request: Request, context: ContextDep) -> JSONResponse:
+    """``$subsumes`` in the loaded code system ``key`` (it supplies ``system``)."""
+    return await _run(SUBSUMES, _on_code_system(subsumes, key), request, context)
 
 
 @router.get("/CodeSystem", response_class=JSONResponse)
