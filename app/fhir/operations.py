@@ -29,6 +29,7 @@ class Parameter:
     repeats: bool = False
     echoed: bool = False  # repeated in the answer when given ($expand's expansion.parameter)
     limits: dict[str, Any] = field(default_factory=dict, compare=False)  # JSON-schema limits beyond the type's
+    alias_of: str | None = None  # another name (R5's) of this operation's parameter of that name, read as it
 
     @property
     def max(self) -> str:
@@ -69,6 +70,10 @@ class Operation:
 
     def parameter(self, name: str) -> Parameter | None:
         return next((parameter for parameter in self.parameters if parameter.name == name), None)
+
+    def names_of(self, name: str) -> tuple[str, ...]:
+        """``name`` and the names declared as its aliases (``code``, ``sourceCode``)."""
+        return (name, *(p.name for p in self.parameters if p.alias_of == name))
 
 
 def _text(name: str, documentation: str, **options: Any) -> Parameter:
@@ -220,15 +225,25 @@ TRANSLATE = Operation(
     "ConceptMap", "translate",
     "Stored mappings, alignments and semantic candidates of a code in another code system or value set.",
     (
-        Parameter("system", "uri", "code system URI", required=True),
-        Parameter("code", "code", "the code to translate", required=True),
+        Parameter("system", "uri", "code system URI of the code"),
+        Parameter("code", "code", "the code to translate (with system)"),
         _VERSION, _DISPLAY, _CODING,
+        Parameter(
+            "codeableConcept", "CodeableConcept",
+            "the code as a CodeableConcept (POST): its first coding of a loaded code system is translated (else its first)",
+        ),
         Parameter("url", "uri", "a ConceptMap given as tx-resource or conceptMap, by url"),
         Parameter("conceptMap", "Resource", "a ConceptMap to translate with (POST)"),
         Parameter("tx-resource", "Resource", "ConceptMaps to translate with (POST)", repeats=True),
         Parameter("targetsystem", "uri", "code system URI to translate into"),
         Parameter("target", "uri", "value set URL to translate into (e.g. a subtree)"),
         _flag("reverse", "true: the concepts that map to the code"),
+        Parameter("sourceCode", "code", "R5's name of code", alias_of="code"),
+        Parameter("sourceSystem", "uri", "R5's (and HL7's test suite's) name of system", alias_of="system"),
+        Parameter("sourceCoding", "Coding", "R5's name of coding (POST)", alias_of="coding"),
+        Parameter("sourceCodeableConcept", "CodeableConcept", "R5's name of codeableConcept (POST)", alias_of="codeableConcept"),
+        Parameter("targetSystem", "uri", "R5's name of targetsystem", alias_of="targetsystem"),
+        Parameter("targetScope", "uri", "R5's name of target", alias_of="target"),
     ),
     (
         Parameter("result", "boolean", "whether a mapping or alignment was found", required=True),

@@ -111,7 +111,8 @@ class OperationParams:
             raise UndeclaredParameter(f"{self.operation.id} reads {name!r} as {'/'.join(sorted(types))}, {declared}")
 
     def defaulting(self, name: str, value: Any) -> OperationParams:
-        """These parameters, with ``name`` set to ``value`` where it is not given (and value is)."""
+        """These parameters, with ``name`` set to ``value`` where it is not given (by any of its
+        names) and value is not None."""
         if value is None or self.given(name):
             return self
         return OperationParams(self.operation, {**self._values, name: [value]}, self.instance)
@@ -121,14 +122,27 @@ class OperationParams:
         return OperationParams(self.operation, self._values, resource)
 
     def given(self, name: str) -> bool:
-        """Whether the request gives ``name``."""
-        return name in self._values
+        """Whether the request gives ``name`` (by any of its names)."""
+        return any(given in self._values for given in self.operation.names_of(name))
+
+    def _name_given(self, name: str) -> str:
+        """The name ``name`` is given by (``sourceCoding`` for ``coding``), for messages."""
+        return next((given for given in self.operation.names_of(name) if given in self._values), name)
+
+    def _values_of(self, name: str) -> list[Any]:
+        """The values of ``name``, given by it or by one of its aliases (R5's name of an R4
+        parameter): by two names, only if they are the same values."""
+        given = [(each, self._values[each]) for each in self.operation.names_of(name) if each in self._values]
+        if any(values != given[0][1] for _, values in given[1:]):
+            names = " and ".join(each for each, _ in given)
+            raise InvalidParameter(f"{names}: one parameter by two names, with different values; give one", given[-1][0])
+        return given[0][1] if given else []
 
     def _one(self, name: str, *types: str) -> Any:
         self._declared(name, types)
-        values = self._values.get(name, [])
+        values = self._values_of(name)
         if len(values) > 1:
-            raise InvalidParameter(f"{name}: given {len(values)} times, allowed once")
+            raise InvalidParameter(f"{self._name_given(name)}: given {len(values)} times, allowed once")
         return values[0] if values else None
 
     def value(self, name: str) -> Any:
@@ -140,7 +154,7 @@ class OperationParams:
         may carry ValueSets and ConceptMaps, each operation taking the kind it uses; any other
         parameter, and any other kind, is refused."""
         self._declared(name, {"Resource"})
-        values = self._values.get(name, [])
+        values = self._values_of(name)
         allowed = TX_RESOURCE_KINDS if name == "tx-resource" else {kind}
         for value in values:
             if not isinstance(value, dict) or value.get("resourceType") not in allowed:
@@ -163,7 +177,7 @@ class OperationParams:
 
     def texts(self, name: str) -> list[str]:
         self._declared(name, TEXTS)
-        values = self._values.get(name, [])
+        values = self._values_of(name)
         if not all(isinstance(value, str) for value in values):
             raise InvalidParameter(f"{name}: expected strings")
         return values
@@ -219,20 +233,26 @@ class OperationParams:
     ) -> Coding | None:
         """A coding given as ``coding`` (POST), or as separate code, system, version and display
         (where the operation takes a display)."""
-        value = self._one(coding_name, "Coding")
-        if value is not None:
-            return _coding(coding_name, value)
+        coding = self.coding_of(coding_name)
+        if coding is not None:
+            return coding
         code = self.text(code_name)
         if not code:
             return None
         display = self.text("display") if self.declares("display") else None
         return Coding(self.text(system_name), code, self.text(version_name), display)
 
+    def coding_of(self, name: str) -> Coding | None:
+        """A Coding parameter (POST), as given."""
+        value = self._one(name, "Coding")
+        return None if value is None else _coding(self._name_given(name), value)
+
     def codeable_concept(self, name: str = "codeableConcept") -> list[Coding] | None:
         """The codings of a CodeableConcept (POST), at least one."""
         value = self._one(name, "CodeableConcept")
         if value is None:
             return None
+        name = self._name_given(name)
         codings = value.get("coding") if isinstance(value, dict) else None
         if not isinstance(codings, list) or not codings:
             raise InvalidParameter(f"{name}: expected a CodeableConcept with a coding", name)

@@ -21,18 +21,23 @@ xrefs state a mapping one way only, so they are not listed then.
 A request that carries ConceptMaps (``tx-resource``, ``conceptMap``) is translated by them alone
 (:mod:`app.fhir.concept_maps`). The target is ``targetsystem`` (a code system URI) or ``target`` (a value set URL, e.g. a
 subtree); without either, every loaded system but the source's gets semantic candidates.
+
+The source is ``system`` and ``code``, a ``coding`` or a ``codeableConcept`` (its first coding of a
+loaded system); R5's names (``sourceCode``, ``sourceCoding``, ``sourceCodeableConcept``,
+``targetSystem``, ``targetScope``, and ``sourceSystem`` as HL7's test suite writes ``system``)
+are read as the R4 parameters they rename (declared with ``alias_of``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.errors import InvalidParameter, NotFound
 from app.fhir.concept_maps import translate_by_maps
 from app.fhir.context import FhirContext
 from app.fhir.expand import SCORE
-from app.fhir.params import OperationParams
+from app.fhir.params import Coding, OperationParams
 from app.fhir.valuesets import ValueSetRef, parse_value_set
 from app.search.scope import Scope
 from app.search.similar import concept_labels, match_labels
@@ -77,15 +82,13 @@ class _Target:
 
 def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
     reverse = params.boolean("reverse")
-    coding = params.coding("code", "system")
-    if coding is None or not coding.system:
-        raise InvalidParameter("code and system: required (or coding)")
+    coding, uri = _source(context, params)
     maps = params.resources("conceptMap", "ConceptMap") + params.resources("tx-resource", "ConceptMap")
     if maps:
         return translate_by_maps(maps, coding, params.text("targetsystem"), bool(reverse))
     if params.text("url"):
         raise NotFound("no ConceptMap is stored here: give one as tx-resource, or translate with system and code")
-    source = context.system(coding.system)
+    source = context.system(uri)
     row = context.row(source, coding.code)
     target = _target(context, params)
 
@@ -119,6 +122,19 @@ def translate(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         out.append({"name": "message", "valueString": text})
     out += matches.values()
     return {"resourceType": "Parameters", "parameter": out}
+
+
+def _source(context: FhirContext, params: OperationParams) -> tuple[Coding, str]:
+    """The coding to translate and its system: ``coding``, else of a ``codeableConcept`` the first
+    coding of a loaded code system (else its first), else ``code`` and ``system`` (or their R5
+    names); a coding without a system is of ``system``."""
+    coding = params.coding("code", "system")
+    if coding is None and (codings := params.codeable_concept()) is not None:
+        coding = next((c for c in codings if context.system_or_none(c.system) is not None), codings[0])
+    uri = None if coding is None else coding.system or params.text("system")
+    if coding is None or not uri:
+        raise InvalidParameter("code and system: required (or coding, or codeableConcept)")
+    return replace(coding, system=uri), uri
 
 
 def _target(context: FhirContext, params: OperationParams) -> _Target:

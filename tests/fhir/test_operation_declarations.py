@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.fhir.operations import EXPAND, LOOKUP, OPERATIONS, POST_ONLY, Operation, docs_table
-from app.fhir.params import OperationParams, UndeclaredParameter
+from app.fhir.operations import EXPAND, LOOKUP, OPERATIONS, POST_ONLY, TRANSLATE, Operation, docs_table
+from app.fhir.params import Coding, OperationParams, UndeclaredParameter
 from tests.fhir.conftest import outcome, resource
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "FHIR_PARAMETERS.md"
@@ -69,6 +69,16 @@ def test_the_openapi_schema_documents_each_declared_query_parameter(client: Test
             [supplied] = [p for p in paths[path]["get"]["parameters"] if p["name"] == operation.instance]
             assert "required" not in supplied
             assert [p["in"] for p in paths[path]["get"]["parameters"]].count("path") == 1
+
+
+def test_an_alias_names_a_declared_parameter_of_its_type_and_is_read_as_it() -> None:
+    for operation in OPERATIONS:
+        for parameter in operation.parameters:
+            if parameter.alias_of is not None:
+                aliased = operation.parameter(parameter.alias_of)
+                assert aliased is not None and aliased.type == parameter.type and aliased.alias_of is None
+    params = OperationParams.from_query(TRANSLATE, [("sourceCode", "T:2"), ("sourceSystem", "http://example.org/toy")])
+    assert params.coding("code", "system") == Coding("http://example.org/toy", "T:2")
 
 
 def test_an_unknown_operation_definition_is_not_found(client: TestClient) -> None:

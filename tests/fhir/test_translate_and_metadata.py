@@ -121,9 +121,74 @@ def test_a_concept_map_given_translates_alone_both_ways(client: TestClient) -> N
 
 
 @pytest.mark.parametrize(
+    "r5",
+    [
+        {"sourceSystem": TOY.uri, "sourceCode": "T:6", "targetSystem": TOY.uri},  # as HL7's test suite writes it
+        {"system": TOY.uri, "sourceCode": "T:6", "targetSystem": TOY.uri},  # as R5's OperationDefinition does
+        {"sourceSystem": TOY.uri, "code": "T:6", "targetsystem": TOY.uri, "targetSystem": TOY.uri},  # both names, one value
+    ],
+)
+def test_r5_parameter_names_translate_as_the_r4_ones(client: TestClient, r5: dict[str, str]) -> None:
+    r4 = resource(client.get(TRANSLATE, params={"system": TOY.uri, "code": "T:6", "targetsystem": TOY.uri}), "Parameters")
+    assert matches(r4)[0] == ("equivalent", TOY.uri, "T:2")
+    assert resource(client.get(TRANSLATE, params=r5), "Parameters") == r4
+    posted = {"resourceType": "Parameters", "parameter": [
+        {"name": "sourceCoding", "valueCoding": {"system": TOY.uri, "code": "T:6"}}, {"name": "targetSystem", "valueUri": TOY.uri}
+    ]}
+    assert resource(client.post(TRANSLATE, json=posted), "Parameters") == r4
+    scope = resource(client.get(TRANSLATE, params={"sourceSystem": TOYICD.uri, "sourceCode": "R00.0",
+                                                   "targetScope": f"{TOY.uri}?fhir_vs=isa/T:5"}), "Parameters")
+    assert {code for _, _, code in matches(scope)} == {"T:5", "T:4"}
+
+
+@pytest.mark.parametrize("name", ["codeableConcept", "sourceCodeableConcept"])
+def test_a_codeable_concept_translates_its_first_coding_of_a_loaded_system(client: TestClient, name: str) -> None:
+    concept = {"coding": [{"system": "http://example.org/none", "code": "x"}, {"system": TOY.uri, "code": "T:6"}]}
+    body = {"resourceType": "Parameters", "parameter": [
+        {"name": name, "valueCodeableConcept": concept}, {"name": "targetsystem", "valueUri": TOY.uri}
+    ]}
+    assert matches(resource(client.post(TRANSLATE, json=body), "Parameters"))[0] == ("equivalent", TOY.uri, "T:2")
+    unknown = {"resourceType": "Parameters", "parameter": [
+        {"name": name, "valueCodeableConcept": {"coding": [{"system": "http://example.org/none", "code": "x"}]}}
+    ]}
+    text = "code system 'http://example.org/none' is not loaded; loaded: http://example.org/toy, http://example.org/toyicd"
+    outcome(client.post(TRANSLATE, json=unknown), 404, "not-found", "not-found", text)
+
+
+def test_a_concept_map_translates_by_r5_names_as_hl7s_test_suite_asks(client: TestClient) -> None:
+    concept_map = {
+        "resourceType": "ConceptMap", "url": "http://example.org/cm", "version": "2",
+        "group": [{"source": TOY.uri, "target": TOYICD.uri, "element": [
+            {"code": "T:2", "target": [{"code": "R00.0", "equivalence": "equivalent"}]}]}],
+    }
+    body = {"resourceType": "Parameters", "parameter": [
+        {"name": "sourceSystem", "valueUri": TOY.uri}, {"name": "sourceCode", "valueCode": "T:2"},
+        {"name": "targetSystem", "valueUri": TOYICD.uri}, {"name": "tx-resource", "resource": concept_map},
+    ]}
+    answer = resource(client.post(TRANSLATE, json=body), "Parameters")
+    assert out(answer, "result") == [True] and matches(answer) == [("equivalent", TOYICD.uri, "R00.0")]
+
+
+@pytest.mark.parametrize(
+    ("params", "text"),
+    [
+        ({"system": TOY.uri, "sourceSystem": TOYICD.uri, "code": "T:2"},
+         "system and sourceSystem: one parameter by two names, with different values; give one"),
+        ({"system": TOY.uri, "code": "T:2", "sourceCode": "T:3"},
+         "code and sourceCode: one parameter by two names, with different values; give one"),
+        ({"sourceSystem": TOY.uri, "sourceCode": "T:2", "targetsystem": TOY.uri, "targetSystem": TOYICD.uri},
+         "targetsystem and targetSystem: one parameter by two names, with different values; give one"),
+        ({"sourceSystem": TOY.uri}, "code and system: required (or coding, or codeableConcept)"),
+    ],
+)
+def test_an_r4_and_an_r5_name_of_one_parameter_must_agree(client: TestClient, params: dict, text: str) -> None:
+    outcome(client.get(TRANSLATE, params=params), 400, "invalid", "invalid-data", text)
+
+
+@pytest.mark.parametrize(
     ("params", "status", "code", "tx_code", "text"),
     [
-        ({"system": TOY.uri}, 400, "invalid", "invalid-data", "code and system: required (or coding)"),
+        ({"system": TOY.uri}, 400, "invalid", "invalid-data", "code and system: required (or coding, or codeableConcept)"),
         ({"system": TOY.uri, "code": "T:99"}, 404, "code-invalid", "invalid-code",
          f"code 'T:99' is not in {TOY.uri} version {TOY.version}"),
         ({"url": "http://example.org/cm", "system": TOY.uri, "code": "T:2"}, 404, "not-found", "not-found",
