@@ -28,7 +28,7 @@ from indexer.bundle import Bundle
 from indexer.encoders import Encoder
 from indexer.lexical.base import LexicalIndex
 from indexer.lexical.chargrams import top as chargram_top
-from indexer.lexical.normalise import tokens
+from indexer.lexical.normalise import name_key, tokens
 from indexer.vector import search_on_one_core
 
 LabelSearch = Callable[[int, tuple[int, int]], tuple[np.ndarray, np.ndarray]]
@@ -96,9 +96,20 @@ class Channels:
         self.denied: np.ndarray | None = None  # label ids a curator denied (the overlay's), never matched
 
     def _encode_one(self, text: str) -> np.ndarray:
-        """A text's vector, encoded alone (dynamic int8 quantisation scales per batch, so a batch
-        would make a text's vector depend on its neighbours); cached as :attr:`vector`."""
+        """A text's vector (cached as :attr:`vector`): a label's own when the text is a label, as
+        the build encoded it with this encoder (the same vector), so that a bridge or a taught
+        phrasing's concept name costs no encoding; else encoded alone
+        (dynamic int8 quantisation scales per batch, so a batch would make a text's vector depend
+        on its neighbours)."""
+        matrix = getattr(self.bundle.vectors, "matrix", None)  # embedded indexes keep them; a remote one does not
+        if matrix is not None and (label := self._label_named(text)) is not None:
+            return np.array(matrix[label], dtype=np.float32)
         return self.encoder.encode([text])[0]
+
+    def _label_named(self, text: str) -> int | None:
+        """A label whose text is ``text`` (exactly: another case may be another vector)."""
+        texts = self.bundle.label_text
+        return next((label for label in self.bundle.labels_named(name_key(text)) if texts[label] == text), None)
 
     def where(self, scope: Scope, k: int) -> Where:
         bundle = self.bundle
