@@ -41,6 +41,7 @@ class FhirContext:
     def __post_init__(self) -> None:
         # As many as the bundle keeps walked: a million-concept subtree's set is tens of MB.
         self.subtree = lru_cache(maxsize=SUBTREES_CACHED)(self._subtree)
+        self.billable = lru_cache(maxsize=None)(self._billable)  # one per loaded system
 
     @property
     def bundle(self) -> Bundle:
@@ -98,6 +99,14 @@ class FhirContext:
         """(code, association) of the store's inactive concepts whose associations name ``code``."""
         version = self._store_versions.get(system.key)
         return [] if version is None else self.reader.associated_to(version, code)
+
+    def _billable(self, system: SystemRange) -> Subtree | None:
+        """The system's billable codes (``billable``: the cached form); None where it marks none
+        billable (HPO), so has no billable value set."""
+        every = self.bundle.rows(system.key, include_inactive=True)
+        rows = np.arange(every.start, every.stop, dtype=np.int64)
+        billable = rows[self.bundle.billable[rows]]
+        return Subtree.of(frozenset(billable.tolist())) if len(billable) else None
 
     def _subtree(self, system: SystemRange, code: str) -> Subtree:
         """``code`` and its descendants by the bundle's is-a links (``subtree``: the cached form)."""

@@ -100,8 +100,9 @@ _LANGUAGE = Parameter(
 _VALUE_SET = (
     Parameter(
         "url", "uri",
-        "the value set: implicit, {system}?fhir_vs (every code) or {system}?fhir_vs=isa/{code} (a subtree), "
-        "a stored one, or a tx-resource's url",
+        "the value set: implicit, {system}?fhir_vs (every code), {system}?fhir_vs=isa/{code} (a subtree) or "
+        "{system}?fhir_vs=billable (the billable codes of a system that has them: ICD-10-CM), a stored one, "
+        "or a tx-resource's url",
         required=True,
     ),
     Parameter("valueSet", "Resource", "the value set itself, in place of url (POST)"),

@@ -4,11 +4,13 @@ The code comes as ``code`` (with ``system``, and ``version`` for a code system o
 ``systemVersion`` for a value set, and ``display``), as a ``coding``, or as a ``codeableConcept``
 (valid when one of its codings is). Every answer about the code is a 200 Parameters with
 ``result``: false for a code without a system, an unknown code system or version, an unknown code,
-a code outside the value set, a wrong display, an inactive code with ``activeOnly=true`` and an
-abstract code (an ICD-10-CM chapter or block) with ``abstract=false``; an inactive code is valid
-with a warning. Each reason is an issue of ``issues`` (an OperationOutcome) whose ``expression``
-names the input element (``code``, ``Coding.display``, ``CodeableConcept.coding[1].system``), and
-``message`` joins their texts. An unknown code system, or version, to validate against adds
+a code outside the value set, a wrong display, an inactive code with ``activeOnly=true``, an
+abstract code (an ICD-10-CM chapter or block) with ``abstract=false``, and, against a billable
+value set (``{system}?fhir_vs=billable``), a code that is not billable, its ``not-in-vs`` issue
+naming what it is (a block, a category, not selectable); an inactive code is valid with a warning. Each
+reason is an issue of ``issues`` (an OperationOutcome) whose ``expression`` names the input
+element (``code``, ``Coding.display``, ``CodeableConcept.coding[1].system``), and ``message``
+joins their texts. An unknown code system, or version, to validate against adds
 ``x-caused-by-unknown-system`` (as HL7's terminology test suite expects). Only missing or malformed
 parameters and an unknown value set are errors (4xx OperationOutcomes).
 """
@@ -190,6 +192,8 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         return check
     if value_set is not None and (row is None or row not in value_set):
         text = f"{system.uri}#{coding.code} is not in the value set {value_set.canonical}"
+        if value_set.billable_only and row is not None:  # what it is instead
+            text = _not_billable(context, system, row, value_set)
         check.error(text, "code-invalid", "not-in-vs", given.at("code"))
     if row is None and rules.inferred and not coding.system:
         text = f"the code system of {coding.code!r} cannot be inferred from the value set {value_set.canonical}"
@@ -225,6 +229,18 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
     if coding.display:
         _display(context, check, system, concept, rules)
     return check
+
+
+# What ICD-10-CM calls a code of each kind that is not billable.
+_UNBILLABLE = {"chapter": "a chapter", "block": "a block", "category": "a category", "code": "a subcategory"}
+
+
+def _not_billable(context: FhirContext, system: SystemRange, row: int, value_set: ValueSetRef) -> str:
+    """Why a code of the system is not in its billable value set: what it is instead."""
+    concept = context.concept(row)
+    what = f"{_UNBILLABLE[concept.kind]}, not a billable code" if concept.kind in _UNBILLABLE else "not a billable code"
+    text = f"{system.uri}#{concept.code} is {what} (not selectable), so not in the value set {value_set.canonical}"
+    return text + ("; record a billable code below it" if context.bundle.children(row) else "")
 
 
 def _display(context: FhirContext, check: _Check, system: SystemRange, concept: CatalogConcept, rules: _Rules) -> None:

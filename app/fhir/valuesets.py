@@ -7,7 +7,12 @@ to every loaded system):
 - ``{system uri}?fhir_vs=isa/{code}``: ``code`` and every code below it by is-a, e.g.
   ``http://snomed.info/sct?fhir_vs=isa/404684003``,
   ``http://human-phenotype-ontology.org?fhir_vs=isa/HP:0001626``,
-  ``http://hl7.org/fhir/sid/icd-10-cm?fhir_vs=isa/I20-I25``.
+  ``http://hl7.org/fhir/sid/icd-10-cm?fhir_vs=isa/I20-I25``;
+- ``{system uri}?fhir_vs=billable``: the billable codes of a system that marks them (ICD-10-CM:
+  ``http://hl7.org/fhir/sid/icd-10-cm?fhir_vs=billable``), the codes a claim or a form may record;
+  a chapter, block or category of codes is not selectable in it, and ``$validate-code`` says so.
+  This is this server's own convention (no HL7 one names such a value set); it is the value set
+  ``{"include": [{"system": ..., "filter": [{"property": "billable", "op": "=", "value": "true"}]}]}``.
 
 Explicit ones are ValueSet resources with a ``compose`` (:mod:`app.fhir.compose`): passed inline
 as the ``valueSet`` parameter, or named by ``url`` (and ``valueSetVersion``) among the
@@ -38,6 +43,7 @@ from indexer.bundle import SystemRange
 
 ALL_CODES = "fhir_vs"
 IS_A = "fhir_vs=isa/"
+BILLABLE = "fhir_vs=billable"
 
 
 STANDARDS_STATUS = "http://hl7.org/fhir/StructureDefinition/structuredefinition-standards-status"
@@ -57,6 +63,7 @@ class ValueSetRef:
     versions: SystemVersions = SystemVersions()  # the request's version parameters
     used_value_sets: tuple[str, ...] = ()  # url|version of the value sets it imports, at any depth
     imported_statuses: tuple[tuple[str, str], ...] = ()  # the imports' (withdrawn or deprecated, url|version)
+    billable_only: bool = False  # the implicit value set of a system's billable codes
 
     @property
     def statuses(self) -> tuple[tuple[str, str], ...]:
@@ -165,13 +172,17 @@ class Given:
 def parse_value_set(context: FhirContext, url: str, versions: SystemVersions = SystemVersions()) -> ValueSetRef:
     base, _, query = url.partition("?")
     system = context.system_or_none(base)
-    if system is None or not (query == ALL_CODES or query.startswith(IS_A)):
-        known = ", ".join(implicit_url(s) for s in context.bundle.systems.values())
-        raise NotFound(
-            f"value set {url!r} is unknown; known: {known}, and {{system}}?{IS_A}{{code}} for a subtree"
-        )
+    billable = None if system is None or query != BILLABLE else context.billable(system)
+    if system is None or not is_implicit(url) or (query == BILLABLE and billable is None):
+        systems = context.bundle.systems.values()
+        known = ", ".join(implicit_url(s) for s in systems)
+        billed = ", ".join(f"{s.uri}?{BILLABLE}" for s in systems if context.billable(s) is not None)
+        kinds = [known, f"{{system}}?{IS_A}{{code}} for a subtree", *([f"{billed} for the billable codes"] if billed else [])]
+        raise NotFound(f"value set {url!r} is unknown; known: {', '.join(kinds[:-1])}, and {kinds[-1]}")
     if query == ALL_CODES:
         return ValueSetRef(url, (system,), None, versions=versions)
+    if billable is not None:
+        return ValueSetRef(url, (system,), billable, versions=versions, billable_only=True)
     code = unquote(query[len(IS_A) :])
     if context.bundle.concept_index(system.key, code) is None:
         raise NotFound(f"value set {url!r}: code {code!r} is not in {system.uri} version {system.version}")
@@ -223,7 +234,7 @@ def _version_key(resource: dict[str, Any]) -> tuple[tuple[int, int | str], ...]:
 
 def is_implicit(url: str) -> bool:
     query = url.partition("?")[2]
-    return query == ALL_CODES or query.startswith(IS_A)
+    return query in (ALL_CODES, BILLABLE) or query.startswith(IS_A)
 
 
 def checked_value_set(context: FhirContext, resource: dict[str, Any]) -> ValueSetRef:

@@ -192,7 +192,8 @@ INVALID = ("invalid", "invalid-data")
         ({}, 400, INVALID, "url: required"),
         ({"url": "http://example.org/toy"}, 404, ("not-found", "not-found"),
          "value set 'http://example.org/toy' is unknown; known: http://example.org/toy?fhir_vs, "
-         "http://example.org/toyicd?fhir_vs, and {system}?fhir_vs=isa/{code} for a subtree"),
+         "http://example.org/toyicd?fhir_vs, {system}?fhir_vs=isa/{code} for a subtree, and "
+         "http://example.org/toyicd?fhir_vs=billable for the billable codes"),
         ({"url": f"{TOY.uri}?fhir_vs=isa/T:99"}, 404, ("not-found", "not-found"),
          f"value set '{TOY.uri}?fhir_vs=isa/T:99': code 'T:99' is not in {TOY.uri} version {TOY.version}"),
         ({"url": TOY_VS, "count": "-1"}, 400, INVALID, "count: expected an integer from 0 to 2147483647 (got '-1')"),

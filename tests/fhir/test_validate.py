@@ -192,7 +192,8 @@ def test_abstract_codes_are_valid_unless_abstract_is_false(client: TestClient) -
         (CS_VALIDATE, {"code": "T:2"}, 400, "invalid", "invalid-data", "url: required (or a coding with a system)"),
         (VS_VALIDATE, {"url": "http://example.org/none?fhir_vs", "system": TOY.uri, "code": "T:2"}, 404, "not-found",
          "not-found", "value set 'http://example.org/none?fhir_vs' is unknown; known: http://example.org/toy?fhir_vs, "
-         "http://example.org/toyicd?fhir_vs, and {system}?fhir_vs=isa/{code} for a subtree"),
+         "http://example.org/toyicd?fhir_vs, {system}?fhir_vs=isa/{code} for a subtree, and "
+         "http://example.org/toyicd?fhir_vs=billable for the billable codes"),
     ],
 )
 def test_validate_code_errors(
