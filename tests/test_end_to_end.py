@@ -157,6 +157,11 @@ def test_the_readme_search_example_is_what_the_service_answers(client: TestClien
         ("AD on donepezil", "icd10cm", ("G30",), "'AD' as 'Alzheimer's disease'"),
         ("AD flare in elbow creases", "icd10cm", ("L20",), "'AD' as 'atopic dermatitis'"),
         ("he is very tall", "hpo", ("HP:0000098",), "'he is' left out"),
+        ("cellulitis LLE", "icd10cm", ("L03.116",), "'LLE' as 'left lower extremity'"),
+        ("lung ca LUL", "icd10cm", ("C34.12",), "'LUL' as 'left upper lobe'"),
+        ("SNHL AS", "icd10cm", ("H90.42", "H90.A22"), "'AS' as 'left ear'"),
+        ("asthma w/ AE", "icd10cm", ("J45.901",), "'AE' as 'acute exacerbation'"),
+        ("h/o breast ca", "icd10cm", ("Z85.3",), "'breast ca' as 'breast cancer'"),
     ],
 )
 def test_the_grammar_and_abbreviations_in_context_land_first_saying_what_they_read(

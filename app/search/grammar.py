@@ -10,7 +10,13 @@ the rules in its ``why``. In order:
   "r/o" → "suspected", "s/p" → "status post", "h/o" and "hx of" → "history of", "fx" →
   "fracture", "lac" → "laceration", "b/l" → "bilateral", "lt"/"rt" → "left"/"right", words
   that carry nothing ("pt", "c/o", "y/o") left out;
-- **sides**: a capital "R" or "L" before a word, "(R)", and the eyes' "OD", "OS", "OU";
+- **sides**: a capital "R" or "L" before a word, "(R)", the eyes' "OD", "OS", "OU", the ears'
+  "AD", "AS", "AU" (where the query is about an ear), limbs ("LLE" → "left lower extremity") and
+  lung lobes ("RUL" → "right upper lobe");
+- **sites and courses**: "ca" of an organ → "cancer" ("colon ca"), "AE" of an obstructive airway
+  disease → "acute exacerbation" ("COPD w/ AE");
+- **dates** left out: a year or a month and year ("hx of MI 2019", "s/p CABG 3/2015") codes
+  nothing and reads as something else (COVID-19);
 - **numbers**: roman numerals of a stage, grade, type or class as digits ("stage IV" → "stage
   4"), "CKD 3b" → "CKD stage 3b";
 - **spinal levels** to their region ("C5-6" → "cervical C5-C6");
@@ -96,6 +102,9 @@ SUBJECT = re.compile(
     re.IGNORECASE,
 )
 _MY = re.compile(r"^(?:my|her|his|their|our)\s+(?=\w)", re.IGNORECASE)
+_SIDE = {"R": "right", "L": "left", "B": "bilateral"}
+_LIMB = {"U": "upper", "L": "lower"}
+_LOBE = {"U": "upper", "M": "middle", "L": "lower"}
 # Sides written as clinicians write them: capitals only, so "r/o" or a lower-case word stays.
 SIDES = [
     (
@@ -105,7 +114,29 @@ SIDES = [
     (re.compile(r"(?<!\w)OD(?!\w)"), lambda m: "right eye"),
     (re.compile(r"(?<!\w)OS(?!\w)"), lambda m: "left eye"),
     (re.compile(r"(?<!\w)OU(?!\w)"), lambda m: "bilateral eyes"),
+    (re.compile(r"(?<!\w)([RLB])([UL])E(?!\w)"), lambda m: f"{_SIDE[m.group(1)]} {_LIMB[m.group(2)]} extremity"),
+    (re.compile(r"(?<!\w)([RL])([UML])L(?!\w)"), lambda m: f"{_SIDE[m.group(1)]} {_LOBE[m.group(2)]} lobe"),
 ]
+# The ears' sides (AD, AS, AU: also Alzheimer disease, aortic stenosis...) only in a query about an ear.
+EAR = re.compile(
+    r"\b(?:ears?|hearing|deaf\w*|cerumen|earwax|otitis|otalgia|otorrh\w*|tinnitus|tympan\w*|TM|SNHL|CHL|mastoid\w*)\b",
+    re.IGNORECASE,
+)
+EAR_SIDES = [
+    (re.compile(r"(?<!\w)AD(?!\w)"), lambda m: "right ear"),
+    (re.compile(r"(?<!\w)AS(?!\w)"), lambda m: "left ear"),
+    (re.compile(r"(?<!\w)AU(?!\w)"), lambda m: "bilateral ears"),
+]
+_ORGANS = (
+    r"colon|colorectal|rectal|rectum|breast|lung|prostate|bladder|pancreas|pancreatic|ovarian|ovary|cervical|cervix|gastric|"
+    r"stomach|esophageal|oesophageal|esophagus|renal|kidney|thyroid|skin|liver|hepatic|uterine|endometrial|head and neck|"
+    r"tongue|laryngeal|testicular|brain|bone|anal|bile duct"
+)
+CANCER = re.compile(rf"\b({_ORGANS})\s+ca\b|\bca\s+(?:of\s+(?:the\s+)?)?({_ORGANS})\b", re.IGNORECASE)
+AIRWAY = re.compile(r"\b(?:COPD|asthma|bronchiectasis|emphysema|chronic bronchitis)\b", re.IGNORECASE)
+EXACERBATION = re.compile(r"(?<!\w)AE(?!\w)")
+# A year (1900-2099), or a month and year, standing alone: "MI 2019", "CABG 3/2015", "(2015)".
+DATE = re.compile(r"(?:\s+(?:in|since|from)\s+|\s*\(\s*|\s+|^)(?:(?:0?[1-9]|1[0-2])[/-])?(?:19|20)\d{2}(?!\w)\s*\)?")
 _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
 NUMBERS = [
     (
@@ -275,8 +306,13 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     reading.sub(_MY, "")
     for pattern, replacement in SHORTHAND:
         reading.sub(pattern, replacement)
-    for pattern, side in SIDES:
+    for pattern, side in SIDES + (EAR_SIDES if EAR.search(reading.text) else []):
         reading.sub(pattern, side)
+    reading.sub(CANCER, lambda m: f"{m.group(1)} cancer" if m.group(1) else f"cancer of {m.group(2)}")
+    if AIRWAY.search(reading.text):
+        reading.sub(EXACERBATION, "acute exacerbation")
+    if re.search(r"[^\W\d]{2}", DATE.sub(" ", reading.text)):  # a date alone is kept: it is the query
+        reading.sub(DATE, " ")
     for pattern, number in NUMBERS:
         reading.sub(pattern, number)
     reading.sub(SPINAL, _spinal)

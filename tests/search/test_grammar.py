@@ -39,11 +39,39 @@ def test_shorthand(query: str, text: str, said: list[str]) -> None:
         ("POAG OU", "POAG bilateral eyes", ["'OU' as 'bilateral eyes'"]),
         ("CRVO OD", "CRVO right eye", ["'OD' as 'right eye'"]),
         ("cataract OS", "cataract left eye", ["'OS' as 'left eye'"]),
+        ("SNHL AU", "SNHL bilateral ears", ["'AU' as 'bilateral ears'"]),
+        ("cerumen impaction AS", "cerumen impaction left ear", ["'AS' as 'left ear'"]),
+        ("otitis media AD", "otitis media right ear", ["'AD' as 'right ear'"]),
+        ("AS murmur", "AS murmur", []),  # aortic stenosis: no ear, no side
+        ("DVT LLE", "DVT left lower extremity", ["'LLE' as 'left lower extremity'"]),
+        ("cellulitis BLE", "cellulitis bilateral lower extremity", ["'BLE' as 'bilateral lower extremity'"]),
+        ("RUE weakness", "right upper extremity weakness", ["'RUE' as 'right upper extremity'"]),
+        ("NSCLC RUL", "NSCLC right upper lobe", ["'RUL' as 'right upper lobe'"]),
+        ("PNA RML", "PNA right middle lobe", ["'RML' as 'right middle lobe'"]),
         ("r hip pain", "r hip pain", []),  # a lower-case letter is no side
         ("Vitamin D deficiency", "Vitamin D deficiency", []),
     ],
 )
 def test_sides(query: str, text: str, said: list[str]) -> None:
+    assert grammar.read(query, HPO) == grammar.Reading(text, said)
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "said"),
+    [
+        ("colon ca", "colon cancer", ["'colon ca' as 'colon cancer'"]),
+        ("ca of the prostate", "cancer of prostate", ["'ca of the prostate' as 'cancer of prostate'"]),
+        ("low ca", "low ca", []),  # calcium, not a cancer: no organ
+        ("COPD w/ AE", "COPD with acute exacerbation", ["'w/' as 'with'", "'AE' as 'acute exacerbation'"]),
+        ("AE after vaccine", "AE after vaccine", []),  # an adverse event: no airway disease
+        ("DVT 2019", "DVT", ["'2019' left out"]),
+        ("CABG in 3/2015", "CABG", ["'in 3/2015' left out"]),
+        ("gout (2021)", "gout", ["'(2021)' left out"]),
+        ("2019", "2019", []),  # a date alone is the query
+        ("HP:0002019", "HP:0002019", []),
+    ],
+)
+def test_sites_courses_and_dates(query: str, text: str, said: list[str]) -> None:
     assert grammar.read(query, HPO) == grammar.Reading(text, said)
 
 
