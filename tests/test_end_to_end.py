@@ -162,6 +162,8 @@ def test_the_readme_search_example_is_what_the_service_answers(client: TestClien
         ("SNHL AS", "icd10cm", ("H90.42", "H90.A22"), "'AS' as 'left ear'"),
         ("asthma w/ AE", "icd10cm", ("J45.901",), "'AE' as 'acute exacerbation'"),
         ("h/o breast ca", "icd10cm", ("Z85.3",), "'breast ca' as 'breast cancer'"),
+        ("hx of stroke 2018", "icd10cm", ("Z86.73",), "'2018' left out"),  # a personal history, not the family's
+        ("FHx of colon cancer", "icd10cm", ("Z80.0",), "'FHx of' as 'family history of'"),
     ],
 )
 def test_the_grammar_and_abbreviations_in_context_land_first_saying_what_they_read(

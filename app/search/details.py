@@ -29,6 +29,8 @@ _NUMBER = re.compile(r"\b(\d{1,2}[a-z]?)\b")
 _WITHOUT = re.compile(r"\b(?:without|w/o)\b")
 _WITH = re.compile(r"\bwith\b(?! or without)")
 _OPEN = re.compile(r"\b(?:open|compound)\b(?=.*\b(?:fracture|fx)\b)")
+_FAMILY = re.compile(r"\b(?:family (?:history|hx)|fhx|fam hx)\b")
+_HISTORY = re.compile(r"\b(?:history|hx)\b|\bh/o\b")
 _NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not displaced)\b")
 
 # The columns detail agreement adds to the features (each 0 or 1).
@@ -39,7 +41,8 @@ DETAIL_FEATURES = (
     "encounter_conflict",  # the name's encounter is another than the query states
     "number_agree",  # a number of the query (type, stage, grade, weeks) is in the name
     "number_conflict",  # the query and the name both state numbers and share none
-    "with_conflict",  # the query says without and the name with, or the other way round
+    "with_conflict",  # the query says without and the name with, or the other way round; or one says
+    # family history and the other a (personal) history: a qualifier that turns the meaning over
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
     # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced)
     "billable",  # a code to record (a leaf)
@@ -56,6 +59,7 @@ class Details:
     with_: bool
     open_: bool  # an open (compound) fracture
     nondisplaced: bool
+    history: str | None = None  # "family" or "personal" (a history not said to be the family's)
 
     @classmethod
     def of(cls, text: str) -> Details:
@@ -71,6 +75,7 @@ class Details:
             bool(_WITH.search(folded)),
             bool(_OPEN.search(folded)),
             bool(_NONDISPLACED.search(folded)),
+            "family" if _FAMILY.search(folded) else "personal" if _HISTORY.search(folded) else None,
         )
 
 
@@ -83,7 +88,11 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
     encounter_conflict = name.encounter is not None and name.encounter != stated
     number_agree = bool(query.numbers & name.numbers)
     number_conflict = bool(query.numbers) and bool(name.numbers) and not number_agree
-    with_conflict = (query.without and name.with_ and not name.without) or (query.with_ and not query.without and name.without)
+    with_conflict = (
+        (query.without and name.with_ and not name.without)
+        or (query.with_ and not query.without and name.without)
+        or (query.history is not None and name.history is not None and query.history != name.history)
+    )
     default_conflict = (name.open_ and not query.open_) or (name.nondisplaced and not query.nondisplaced)
     return tuple(
         float(v)

@@ -81,3 +81,18 @@ def test_open_and_nondisplaced_only_when_said() -> None:
 def test_billable() -> None:
     assert _features("x", "y", True)["billable"] == 1.0
     assert _features("x", "y", None)["billable"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("personal history of stroke", "Family history of stroke", 1.0),
+        ("hx of stroke", "Family history of stroke", 1.0),
+        ("family history of breast cancer", "Personal history of malignant neoplasm of breast", 1.0),
+        ("FHx of colon cancer", "Family history of malignant neoplasm of digestive organs", 0.0),
+        ("h/o DVT", "Personal history of other venous thrombosis and embolism", 0.0),
+        ("stroke", "Family history of stroke", 0.0),  # no history stated: no conflict
+    ],
+)
+def test_family_history_against_a_personal_one_turns_the_meaning_over(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
