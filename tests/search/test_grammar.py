@@ -25,6 +25,8 @@ HPO = frozenset({"hpo"})
         ("rt shoulder pain", "right shoulder pain", ["'rt' as 'right'"]),
         ("pt c/o chest pain", "chest pain", ["'pt' left out", "'c/o' left out"]),
         ("COPD exac", "COPD exacerbation", ["'exac' as 'exacerbation'"]),
+        ("sz d/o", "sz disorder", ["'d/o' as 'disorder'"]),
+        ("appy c/b perf", "appy complicated by perforation", ["'c/b' as 'complicated by'", "'perf' as 'perforation'"]),
     ],
 )
 def test_shorthand(query: str, text: str, said: list[str]) -> None:
