@@ -142,6 +142,12 @@ class PayloadTooLarge(ApiError):
     status, slug, title, issue, tx_code = 413, "payload-too-large", "Payload too large", "too-costly", None
 
 
+class NotAcceptable(ApiError):
+    """A response format the service does not write (``_format=xml``: FHIR JSON only)."""
+
+    status, slug, title, issue, tx_code = 406, "not-acceptable", "Not acceptable", "not-supported", None
+
+
 class UnsupportedMediaType(ApiError):
     status, slug, title, issue = 415, "unsupported-media-type", "Unsupported media type", "not-supported"
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.errors import InvalidLanguage, InvalidParameter
+from app.errors import InvalidLanguage, InvalidParameter, NotAcceptable
 from app.fhir.operations import TEXTS, Operation
 
 _LANGUAGE = re.compile(r"^([A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*|\*)$")
@@ -60,6 +60,37 @@ class UndeclaredParameter(LookupError):
     of the server, caught by the tests (the declarations are what clients are told)."""
 
 
+# Parameters of every FHIR interaction (http://hl7.org/fhir/R4/http.html#parameters), read by none
+# of the operations: the answer is FHIR JSON whatever ``_pretty``, ``_summary`` or ``_elements`` say.
+GENERAL = frozenset({"_format", "_pretty", "_summary", "_elements"})
+JSON_FORMATS = frozenset({"json", "application/json", "application/fhir+json", "application/json+fhir"})
+
+
+def check_format(formats: Iterable[Any], accept: str | None = None) -> None:
+    """406 for a ``_format`` other than JSON, or an ``Accept`` that takes no JSON: this server
+    writes FHIR JSON only."""
+    for value in formats:
+        if not isinstance(value, str) or value.split(";")[0].strip().lower() not in JSON_FORMATS:
+            raise NotAcceptable(f"_format: {value!r} is not served; this server answers FHIR JSON only (_format=json)", "_format")
+    types = [part.split(";")[0].strip().lower() for part in (accept or "").split(",") if part.strip()]
+    if types and not any(t in JSON_FORMATS or t.endswith(("/*", "+json")) or t == "*/*" for t in types):
+        detail = f"Accept: {accept!r} is not served; this server answers FHIR JSON only (application/fhir+json)"
+        raise NotAcceptable(detail, "Accept")
+
+
+def _known(operation: Operation, values: dict[str, list[Any]], strict: bool) -> dict[str, list[Any]]:
+    """``values``; with ``strict`` (``Prefer: handling=strict``), each must be named a parameter
+    ``operation`` declares or a general one (leniently, as the spec's default and HL7's own test
+    suite expect, others are ignored); a ``_format`` other than JSON is 406."""
+    unknown = sorted(name for name in values if name not in GENERAL and operation.parameter(name) is None)
+    if unknown and strict:
+        declared = ", ".join(p.name for p in operation.parameters)
+        where = f"{operation.resource}/${operation.code}"
+        raise InvalidParameter(f"{unknown[0]}: not a parameter of {where} (its parameters: {declared})", unknown[0])
+    check_format(values.get("_format", []))
+    return values
+
+
 class OperationParams:
     """The parameters of a request to ``operation``, read only as it declares them."""
 
@@ -69,14 +100,14 @@ class OperationParams:
         self.instance = instance  # the resource the operation is invoked on (``ValueSet/{id}/$expand``), if one
 
     @classmethod
-    def from_query(cls, operation: Operation, items: Iterable[tuple[str, str]]) -> OperationParams:
+    def from_query(cls, operation: Operation, items: Iterable[tuple[str, str]], strict: bool = False) -> OperationParams:
         values: dict[str, list[Any]] = {}
         for name, value in items:
             values.setdefault(name, []).append(value)
-        return cls(operation, values)
+        return cls(operation, _known(operation, values, strict))
 
     @classmethod
-    def from_resource(cls, operation: Operation, body: Any) -> OperationParams:
+    def from_resource(cls, operation: Operation, body: Any, strict: bool = False) -> OperationParams:
         """Each ``parameter`` needs a ``name`` and exactly one ``value[x]`` of its type."""
         if not isinstance(body, dict) or body.get("resourceType") != "Parameters":
             raise InvalidParameter("body: expected a Parameters resource", "body")
@@ -99,7 +130,7 @@ class OperationParams:
                 raise InvalidParameter(f"{name}: expected exactly one value[x]", name)
             _check_value(name, *given[0])
             values.setdefault(name, []).append(given[0][1])
-        return cls(operation, values)
+        return cls(operation, _known(operation, values, strict))
 
     def declares(self, name: str) -> bool:
         return self.operation.parameter(name) is not None

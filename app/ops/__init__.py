@@ -17,7 +17,7 @@ from app.settings import Settings
 UNLIMITED_PATHS = ("/health", "/ready", "/metrics")
 # CORS: the methods the API serves, the request headers a page may send besides the safelisted
 # ones (Accept, Accept-Language, Content-Language, Content-Type), and the response headers it may read.
-CORS_METHODS = ("GET", "HEAD", "POST")
+CORS_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE")  # PUT and DELETE: stored ValueSets
 CORS_REQUEST_HEADERS = ("Authorization", "X-API-Key", "X-Request-ID")
 CORS_EXPOSED_HEADERS = ("Location", "Retry-After", "WWW-Authenticate", "X-Request-ID")
 

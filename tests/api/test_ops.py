@@ -231,7 +231,7 @@ def test_cors_by_default_any_origin_without_credentials_and_before_the_key(make_
     preflight = _preflight(client, FORMS)  # a browser sends no key with a preflight
     assert preflight.status_code == 200
     assert preflight.headers["access-control-allow-origin"] == "*"
-    assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, POST"
+    assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, POST, PUT, DELETE"
     allowed = {h.strip().lower() for h in preflight.headers["access-control-allow-headers"].split(",")}
     assert {"authorization", "x-api-key", "content-type", "accept-language"} <= allowed
     assert "access-control-allow-credentials" not in preflight.headers

@@ -38,7 +38,7 @@ from app.fhir.operations import (
     Operation,
 )
 from app.fhir.outcome import FHIR_JSON
-from app.fhir.params import OperationParams
+from app.fhir.params import OperationParams, check_format
 from app.fhir.searchset import searchset
 from app.fhir.stored import check_id
 from app.fhir.subsumes import subsumes
@@ -86,12 +86,15 @@ def fhir_response(body: dict[str, Any], status: int = 200) -> JSONResponse:
 
 
 async def _params(operation: Operation, request: Request) -> OperationParams:
-    """The operation's parameters; an ``Accept-Language`` header (when well formed) stands for
+    """The operation's parameters (unknown ones refused with ``Prefer: handling=strict``, else
+    ignored; a format other than JSON 406); an ``Accept-Language`` header (when well formed) stands for
     ``displayLanguage`` where the operation takes one and the request names none."""
+    strict = "handling=strict" in request.headers.get("prefer", "").replace(" ", "").lower()
+    check_format(request.query_params.getlist("_format"), request.headers.get("accept"))
     if request.method == "GET":
-        params = OperationParams.from_query(operation, request.query_params.multi_items())
+        params = OperationParams.from_query(operation, request.query_params.multi_items(), strict)
     else:
-        params = OperationParams.from_resource(operation, await read_json(request))
+        params = OperationParams.from_resource(operation, await read_json(request), strict)
     if not params.declares("displayLanguage"):
         return params
     languages = params.defaulting("displayLanguage", request.headers.get("accept-language"))
