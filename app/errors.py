@@ -138,6 +138,12 @@ class Conflict(ApiError):
     status, slug, title, issue, tx_code = 409, "not-ready", "Not ready", "conflict", None
 
 
+class DuplicateResource(ApiError):
+    """A resource whose identity another one already has (a ValueSet's ``url|version``)."""
+
+    status, slug, title, issue, tx_code = 409, "duplicate", "Duplicate resource", "duplicate", None
+
+
 class PayloadTooLarge(ApiError):
     status, slug, title, issue, tx_code = 413, "payload-too-large", "Payload too large", "too-costly", None
 

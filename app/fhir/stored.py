@@ -1,6 +1,7 @@
 """ValueSet resources stored through the FHIR API, in the concept store's ``value_set`` table:
 written whole by ``PUT``/``POST`` (after their compose resolves against the served bundle, so a
-stored value set always names loaded codes), read by id, searched by ``url`` and ``version``, and
+stored value set always names loaded codes; one ``url|version`` is one resource: another id with
+it is 409), read by id, searched by ``url`` and ``version``, and
 found by ``url`` when an operation names one."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.errors import InvalidParameter, NotFound
+from app.errors import DuplicateResource, InvalidParameter, NotFound
 from app.ops.limits import check_cancelled
 from app.tables import ValueSetRow
 
@@ -41,6 +42,12 @@ class ValueSetStore:
         table = ValueSetRow.__table__
         with self.engine.begin() as conn:
             check_cancelled()  # a request already answered 503 stores nothing
+            version = table.c.version.is_(None) if row["version"] is None else table.c.version == row["version"]
+            other = conn.scalar(select(table.c.id).where(table.c.url == row["url"], version, table.c.id != row["id"]))
+            if other is not None:
+                named = f"{row['url']}|{row['version']}" if row["version"] is not None else row["url"]
+                detail = f"url: ValueSet/{other} is already {named}; change that one, or give this one another version"
+                raise DuplicateResource(detail, "url")
             try:  # an upsert: concurrent writers of one id each insert or update, never fail
                 with conn.begin_nested():
                     conn.execute(table.insert().values(**row))

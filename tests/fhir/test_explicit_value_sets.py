@@ -177,3 +177,18 @@ def test_a_bad_value_set_is_never_stored(client: TestClient, path: str, body: di
     response = client.put(path, json=body)
     assert (response.status_code, response.json()["issue"][0]["details"]["text"]) == (status, text)
     assert resource(client.get("/fhir/ValueSet"), "Bundle")["total"] == 0
+
+
+def test_one_url_and_version_is_one_stored_resource(client: TestClient) -> None:
+    compose = {"include": [{"system": TOY.uri, "concept": [{"code": "T:2"}]}]}
+    assert client.put("/fhir/ValueSet/first", json={**CARDIO, "id": "first", "compose": compose}).status_code == 201
+    twice = client.put("/fhir/ValueSet/second", json={**CARDIO, "id": "second", "compose": compose})
+    issue = twice.json()["issue"][0]
+    assert (twice.status_code, issue["code"], issue["details"]["text"]) == (
+        409, "duplicate", "url: ValueSet/first is already http://example.org/vs/cardio|1; change that one, or give this one another version"
+    )  # fmt: skip
+    assert client.get("/fhir/ValueSet/second").status_code == 404
+    again = client.put("/fhir/ValueSet/first", json={**CARDIO, "id": "first", "compose": compose, "title": "Cardio"})
+    assert again.status_code == 200  # the same resource, changed
+    other = client.put("/fhir/ValueSet/second", json={**CARDIO, "id": "second", "version": "2", "compose": compose})
+    assert other.status_code == 201
