@@ -5,8 +5,8 @@ GET is served, and security headers on every answer.
   (outside ``/fhir``, whose operations read repeats themselves) and a JSON body is read by
   :func:`read_json` before FastAPI validates it.
 - :func:`read_json`: the body must be declared JSON (else 415) and be JSON nested at most
-  ``MAX_DEPTH`` deep, holding only valid Unicode text (a lone surrogate such as ``"\\ud800"`` is
-  refused naming its field).
+  ``MAX_DEPTH`` deep, holding only valid Unicode text (a lone surrogate such as ``"\\ud800"``, or
+  a NUL character, is refused naming its field).
 """
 
 from __future__ import annotations
@@ -90,13 +90,16 @@ def _check_tree(value: Any) -> None:
 
 
 def _check_text(text: str, path: tuple[str, ...]) -> None:
+    """Valid Unicode, without NUL (U+0000), which no text here means and PostgreSQL cannot store."""
+    param = ".".join(path) or "body"
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        param = ".".join(path) or "body"
         raise InvalidParameter(
             f"{param}: not valid Unicode text (a lone surrogate at character {exc.start})", param
         ) from None
+    if "\x00" in text:
+        raise InvalidParameter(f"{param}: holds a NUL character (U+0000) at character {text.index(chr(0))}", param)
 
 
 async def read_json(request: Request) -> Any:

@@ -55,6 +55,22 @@ def test_a_lone_surrogate_in_a_rest_body_is_refused_naming_its_field(client: Tes
     problem(client.post(path, content=raw(body), headers=JSON), 422, detail, param)
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "param", "at"),
+    [
+        ("/feedback", {"query": "fast\u0000heart", "action": "abandoned", "surface": "widget"}, "query", 4),
+        ("/match", {"target_system": "toy", "concepts": [{"id": "a", "labels": ["\u0000"]}]}, "concepts.0.labels.0", 0),
+        ("/evaluate", {"system": "toy", "run_name": "run\u0000", "items": [{"query": "fast", "gold": ["T:2"]}]}, "run_name", 3),
+    ],
+)
+def test_a_nul_character_in_a_body_is_refused_naming_its_field(
+    client: TestClient, path: str, body: dict, param: str, at: int
+) -> None:
+    """No text here means a NUL, and PostgreSQL cannot store one (before, a 500 there)."""
+    detail = f"{param}: holds a NUL character (U+0000) at character {at}"
+    problem(client.post(path, content=raw(body), headers=JSON), 422, detail, param)
+
+
 def test_a_lone_surrogate_in_a_fhir_filter_is_an_operation_outcome(client: TestClient) -> None:
     body = {"resourceType": "Parameters", "parameter": [{"name": "url", "valueUri": TOY_VS}, {"name": "filter", "valueString": "a\ud800"}]}
     text = "parameter.1.valueString: not valid Unicode text (a lone surrogate at character 1)"
