@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from app.jsontext import ExactJSON
 from indexer.store.models import Base, UTCDateTime
 
 
@@ -74,7 +75,7 @@ class ValueSetRow(Base):
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     url: Mapped[str] = mapped_column(String(1000))
     version: Mapped[str | None] = mapped_column(String(64))
-    resource: Mapped[dict[str, Any]] = mapped_column(JSON)
+    resource: Mapped[dict[str, Any]] = mapped_column(ExactJSON)  # as given: decimals keep their precision
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Coroutine
+from decimal import Decimal
 from email.message import Message as MimeMessage
 from typing import Any
 
@@ -49,11 +50,12 @@ def is_json_media(content_type: str) -> bool:
     return message.get_content_maintype() == "application" and (subtype == "json" or subtype.endswith("+json"))
 
 
-def decode_json(raw: bytes) -> Any:
+def decode_json(raw: bytes, exact: bool = False) -> Any:
     """The JSON value of ``raw``; 400 when it is not JSON or nests too deep, 422 naming the field
-    of a string that is not valid Unicode (a lone surrogate)."""
+    of a string that is not valid Unicode (a lone surrogate). With ``exact`` (FHIR), a decimal is
+    a :class:`~decimal.Decimal` as written ("1.10" stays 1.10, :func:`encode_json` writes it so)."""
     try:
-        value = json.loads(raw, parse_int=_integer)
+        value = json.loads(raw, parse_int=_integer, parse_float=Decimal if exact else float)
     except json.JSONDecodeError as exc:
         raise MalformedBody(f"body: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", "body") from None
     except UnicodeDecodeError:
@@ -102,7 +104,7 @@ def _check_text(text: str, path: tuple[str, ...]) -> None:
         raise InvalidParameter(f"{param}: holds a NUL character (U+0000) at character {text.index(chr(0))}", param)
 
 
-async def read_json(request: Request) -> Any:
+async def read_json(request: Request, exact: bool = False) -> Any:
     """The request's JSON body (``None`` when there is none), checked by :func:`decode_json`."""
     raw = await request.body()
     if not raw:
@@ -112,7 +114,7 @@ async def read_json(request: Request) -> Any:
         raise UnsupportedMediaType(
             f"content-type: expected application/json or application/fhir+json (got {content_type!r})", "content-type"
         )
-    return decode_json(raw)
+    return decode_json(raw, exact)
 
 
 async def read_text(request: Request, media: str) -> str:

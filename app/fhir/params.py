@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from app.errors import InvalidLanguage, InvalidParameter, NotAcceptable
@@ -35,7 +36,7 @@ def _check_value(name: str, key: str, value: Any) -> None:
             got = value if isinstance(value, int) and not isinstance(value, bool) else _kind(value)
             raise InvalidParameter(f"{name}: {key} must be a 32-bit integer (got {got})", name)
     elif suffix == "Decimal":
-        if not isinstance(value, int | float) or isinstance(value, bool):
+        if not isinstance(value, int | float | Decimal) or isinstance(value, bool):
             raise InvalidParameter(f"{name}: {key} must be a number (got {_kind(value)})", name)
     elif suffix == "Boolean":
         if not isinstance(value, bool):
@@ -230,7 +231,7 @@ class OperationParams:
                 value = float(given) if re.fullmatch(r"-?\d{1,6}(\.\d{1,12})?", given) else given
             except ValueError:
                 value = given
-        if value is not None and (not isinstance(value, int | float) or isinstance(value, bool)):
+        if value is not None and (not isinstance(value, int | float | Decimal) or isinstance(value, bool)):
             raise InvalidParameter(f"{name}: expected a decimal (got {given!r})")
         return None if value is None else float(value)
 

@@ -3,6 +3,7 @@ inline as ``valueSet`` or found among ``tx-resource`` s by ``url``, for $expand 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -184,11 +185,27 @@ def test_one_url_and_version_is_one_stored_resource(client: TestClient) -> None:
     assert client.put("/fhir/ValueSet/first", json={**CARDIO, "id": "first", "compose": compose}).status_code == 201
     twice = client.put("/fhir/ValueSet/second", json={**CARDIO, "id": "second", "compose": compose})
     issue = twice.json()["issue"][0]
-    assert (twice.status_code, issue["code"], issue["details"]["text"]) == (
-        409, "duplicate", "url: ValueSet/first is already http://example.org/vs/cardio|1; change that one, or give this one another version"
-    )  # fmt: skip
+    detail = "url: ValueSet/first is already http://example.org/vs/cardio|1; change that one, or give this one another version"
+    assert (twice.status_code, issue["code"], issue["details"]["text"]) == (409, "duplicate", detail)
     assert client.get("/fhir/ValueSet/second").status_code == 404
     again = client.put("/fhir/ValueSet/first", json={**CARDIO, "id": "first", "compose": compose, "title": "Cardio"})
     assert again.status_code == 200  # the same resource, changed
     other = client.put("/fhir/ValueSet/second", json={**CARDIO, "id": "second", "version": "2", "compose": compose})
     assert other.status_code == 201
+
+
+def test_decimals_are_echoed_as_given(client: TestClient) -> None:
+    """FHIR keeps a decimal's precision: 1.10 is not 1.1 (issue 36: they were echoed as floats)."""
+    weight = {"url": "http://hl7.org/fhir/StructureDefinition/itemWeight", "valueDecimal": "WEIGHT"}
+    compose = {"include": [{"system": TOY.uri, "concept": [{"code": "T:2", "extension": [weight]}]}]}
+    body = json.dumps({**CARDIO, "id": "weights", "compose": compose}).replace('"WEIGHT"', "1.10")
+    stored = client.put("/fhir/ValueSet/weights", content=body, headers={"Content-Type": "application/fhir+json"})
+    assert stored.status_code == 201 and '"valueDecimal":1.10' in stored.text
+    assert '"valueDecimal":1.10' in client.get("/fhir/ValueSet/weights").text
+    expanded = client.get("/fhir/ValueSet/$expand", params={"url": CARDIO["url"]})
+    assert expanded.status_code == 200 and '"valueDecimal":1.10' in expanded.text
+    given = [{"name": "valueSet", "resource": {**CARDIO, "compose": compose}}]
+    inline = json.dumps({"resourceType": "Parameters", "parameter": given})
+    posted = client.post("/fhir/ValueSet/$expand", content=inline.replace('"WEIGHT"', "0.100000000000000000001"),
+                         headers={"Content-Type": "application/fhir+json"})  # fmt: skip
+    assert '"valueDecimal":0.100000000000000000001' in posted.text

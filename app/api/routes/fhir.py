@@ -45,6 +45,7 @@ from app.fhir.subsumes import subsumes
 from app.fhir.translate import translate
 from app.fhir.validate import validate_in_code_system, validate_in_value_set
 from app.fhir.valuesets import checked_value_set
+from app.jsontext import encode_json
 
 
 class _ResourceId(Convertor):
@@ -81,8 +82,17 @@ async def _context(request: Request, service: ServiceDep, reader: ReaderDep, set
 ContextDep = Annotated[FhirContext, Depends(_context)]
 
 
+class FhirJSONResponse(JSONResponse):
+    """FHIR JSON: decimals written as they were given (:func:`~app.api.http.encode_json`)."""
+
+    media_type = FHIR_JSON
+
+    def render(self, content: Any) -> bytes:
+        return encode_json(content)
+
+
 def fhir_response(body: dict[str, Any], status: int = 200) -> JSONResponse:
-    return JSONResponse(body, status_code=status, media_type=FHIR_JSON)
+    return FhirJSONResponse(body, status_code=status)
 
 
 async def _params(operation: Operation, request: Request) -> OperationParams:
@@ -94,7 +104,7 @@ async def _params(operation: Operation, request: Request) -> OperationParams:
     if request.method == "GET":
         params = OperationParams.from_query(operation, request.query_params.multi_items(), strict)
     else:
-        params = OperationParams.from_resource(operation, await read_json(request), strict)
+        params = OperationParams.from_resource(operation, await read_json(request, exact=True), strict)
     if not params.declares("displayLanguage"):
         return params
     languages = params.defaulting("displayLanguage", request.headers.get("accept-language"))
@@ -275,14 +285,14 @@ def value_set_read(value_set_id: str, context: ContextDep) -> JSONResponse:
 @router.put("/ValueSet/{value_set_id:resource_id}", response_class=JSONResponse, status_code=200, openapi_extra=value_set_body())
 async def value_set_update(value_set_id: str, request: Request, context: ContextDep) -> JSONResponse:
     """Store a ValueSet under this id (201 when new); its compose must resolve against the served bundle."""
-    resource = _value_set_body(await read_json(request), check_id(value_set_id, "id"))
+    resource = _value_set_body(await read_json(request, exact=True), check_id(value_set_id, "id"))
     return await run_in_threadpool(_store_value_set, context, resource)
 
 
 @router.post("/ValueSet", response_class=JSONResponse, status_code=201, openapi_extra=value_set_body())
 async def value_set_create(request: Request, context: ContextDep) -> JSONResponse:
     """Store a ValueSet under a new id (201 with ``Location``)."""
-    resource = _value_set_body(await read_json(request), None)
+    resource = _value_set_body(await read_json(request, exact=True), None)
     return await run_in_threadpool(_store_value_set, context, {**resource, "id": uuid.uuid4().hex})
 
 
@@ -305,4 +315,4 @@ def _store_value_set(context: FhirContext, resource: dict[str, Any]) -> JSONResp
     checked_value_set(context, resource)
     created = context.value_sets.put(resource)
     location = f"ValueSet/{resource['id']}"
-    return JSONResponse(resource, status_code=201 if created else 200, media_type=FHIR_JSON, headers={"Location": location})
+    return FhirJSONResponse(resource, status_code=201 if created else 200, headers={"Location": location})
