@@ -135,6 +135,7 @@ _VALIDATED = (
     Parameter("result", "boolean", "whether the code is valid", required=True),
     _text("message", "why not, or what to note"),
     _text("display", "the code's display"),
+    Parameter("inactive", "boolean", "true: the code is inactive (valid, with a warning)"),
     Parameter("issues", "Resource", "an OperationOutcome with each problem"),
 )
 
