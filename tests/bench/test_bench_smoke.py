@@ -36,6 +36,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "bench_loaders": ("--scale", "0.0001"),
     "bench_match": ("--limit", "3"),
     "bench_precision": ("--labels", "16", "--int8-labels", "8", "--batch-sizes", "8"),
+    "bench_profile": ("--per-kind", "2"),
     "bench_ranking": ("--per-kind", "4"),
     "bench_ranker_models": ("--per-kind", "8", "--set-per-kind", "2"),
     "bench_rankings": ("--phrases", "2", "--dump", "{tmp}/top10.json", "--compare", "{tmp}/top10.json", "{tmp}/top10.json"),
