@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import re2
 
-from app.errors import InvalidValueSet, TooCostly, UnknownCode
+from app.errors import InvalidValueSet, TooCostly
 from app.fhir.context import FhirContext
 from app.fhir.versions import SystemVersions
 from app.ops.limits import check_cancelled
@@ -139,9 +139,11 @@ def _listed(context: FhirContext, system: SystemRange, concepts: Any, at: str) -
 
 
 def _row(context: FhirContext, system: SystemRange, code: str, at: str) -> int:
+    """The row of a code a filter names (400 vs-invalid naming the element when the system lacks it:
+    the value set cannot be resolved as written)."""
     row = context.bundle.concept_index(system.key, code)
     if row is None:
-        raise UnknownCode(f"{at}: {code!r} is not in {system.uri} version {system.version}")
+        raise InvalidValueSet(f"{at}: {code!r} is not in {system.uri} version {system.version}", at)
     return row
 
 

@@ -98,6 +98,10 @@ def test_validate_code_against_an_inline_value_set(client: TestClient) -> None:
          "(is-a, descendent-of, is-not-a, child-of, =, in, not-in, regex)", "ValueSet.compose.include[0].filter[0].op"),
         ({"include": [{"system": TOY.uri, "filter": [{"property": "concept", "op": "is-a"}]}]}, 400, "invalid", "vs-invalid",
          "valueSet.compose.include[0].filter[0]: expected property, op and value strings", "ValueSet.compose.include[0].filter[0]"),
+        ({"include": [{"system": TOY.uri, "filter": [{"property": "concept", "op": "is-a", "value": "T:999"}]}]},
+         400, "invalid", "vs-invalid",
+         f"valueSet.compose.include[0].filter[0].value: 'T:999' is not in {TOY.uri} version {TOY.version}",
+         "ValueSet.compose.include[0].filter[0].value"),  # an unknown code a filter names: the element, not a 404
     ],
 )
 def test_a_bad_compose_is_refused_naming_the_element(
