@@ -164,7 +164,7 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
         text = f"{uri} is a supplement, not a code system: a coding's system names a code system"
         check.error(text, "invalid", "invalid-data", given.at("system"))
         return check
-    if uri and system is None and "/ValueSet/" in uri:
+    if uri and system is None and ("/ValueSet/" in uri or "?fhir_vs" in uri):  # an implicit value set's URL too
         text = f"{uri} is a value set, not a code system: a coding's system names a code system"
         check.error(text, "invalid", "invalid-data", given.at("system"))
         return check

@@ -206,3 +206,14 @@ def test_a_codeable_concept_needs_a_coding(client: TestClient) -> None:
     body = parameters({"url": {"valueUri": TOY_VS}, "codeableConcept": {"valueCodeableConcept": {"text": "fast"}}})
     text = "codeableConcept: expected a CodeableConcept with a coding"
     outcome(client.post(VS_VALIDATE, json=body), 400, "invalid", "invalid-data", text)
+
+
+def test_a_value_set_url_given_as_a_codings_system_is_named_as_such(client: TestClient) -> None:
+    """A coding whose system is a value set's URL (an implicit one too) is reported as that, not
+    as an unknown code system (issue 41)."""
+    coding = {"system": TOY_VS, "code": "T:2"}
+    result, named = _post(client, VS_VALIDATE, url={"valueUri": TOY_VS}, coding={"valueCoding": coding})
+    assert result is False
+    texts = [issue["details"]["text"] for issue in named["issues"][0]["issue"]]
+    assert f"{TOY_VS} is a value set, not a code system: a coding's system names a code system" in texts
+    assert "x-caused-by-unknown-system" not in named
