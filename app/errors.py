@@ -56,6 +56,12 @@ class InvalidParameter(ApiError):
     slug, title = "invalid-parameter", "Invalid parameter"
 
 
+class VersionMismatch(InvalidParameter):
+    """A version a request checks for (``check-system-version``) that is not the one used."""
+
+    tx_code = "version-error"
+
+
 class InvalidLanguage(InvalidParameter):
     """A display language that is no language tag (``displayLanguage``)."""
 

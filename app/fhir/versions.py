@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.errors import InvalidParameter
+from app.errors import InvalidParameter, VersionMismatch
 from app.fhir.params import OperationParams
 
 PARAMETERS = ("force-system-version", "system-version", "check-system-version")
@@ -38,7 +38,7 @@ class SystemVersions:
         """Refuse an expansion that would use another version than check-system-version names."""
         wanted = self.check.get(uri)
         if wanted is not None and wanted != used:
-            raise InvalidParameter(
+            raise VersionMismatch(
                 f"check-system-version: the value set uses {uri} version {used!r}, not {wanted!r}", "check-system-version"
             )
 

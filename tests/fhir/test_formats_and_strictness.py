@@ -9,6 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.fhir.conftest import TOY_VS
+from tests.fhir.conftest import outcome as exactly
+from tests.toy import TOY
 
 EXPAND = "/fhir/ValueSet/$expand"
 
@@ -50,3 +52,9 @@ def test_an_unknown_parameter_is_refused_when_the_client_asks_for_strict_handlin
     pretty = {"url": TOY_VS, "filter": "fast", "_pretty": "true"}
     general = client.get(EXPAND, params=pretty, headers={"Prefer": "handling=strict"})
     assert general.status_code == 200
+
+
+def test_a_version_checked_for_that_is_not_the_one_used_is_a_version_error(client: TestClient) -> None:
+    answer = client.get(EXPAND, params={"url": TOY_VS, "check-system-version": f"{TOY.uri}|9999"})
+    text = f"check-system-version: the value set uses {TOY.uri} version '{TOY.version}', not '9999'"
+    exactly(answer, 400, "invalid", "version-error", text)
