@@ -136,8 +136,11 @@ def test_a_listed_code_the_system_lacks_is_left_out(client: TestClient) -> None:
 def test_loaded_code_systems_are_read_and_searched(client: TestClient) -> None:
     toy = resource(client.get("/fhir/CodeSystem/toy"), "CodeSystem")
     assert (toy["url"], toy["version"], toy["content"], toy["count"]) == (TOY.uri, TOY.version, "not-present", 8)
+    assert [p["code"] for p in toy["property"]] == ["parent", "child", "inactive", "notSelectable"]
     found = resource(client.get("/fhir/CodeSystem", params={"url": TOYICD.uri}), "Bundle")
     assert found["total"] == 1 and found["entry"][0]["resource"]["id"] == "toyicd"
+    marked = {p["code"]: p["type"] for p in found["entry"][0]["resource"]["property"]}  # it marks billable codes
+    assert (marked["kind"], marked["billable"], marked["notSelectable"]) == ("code", "boolean", "boolean")
     none = resource(client.get("/fhir/CodeSystem", params={"url": TOY.uri, "version": "1999"}), "Bundle")
     assert none["total"] == 0 and "entry" not in none
     outcome(client.get("/fhir/CodeSystem/nope"), 404, "not-found", "not-found", "CodeSystem/nope is unknown; loaded: toy, toyicd")

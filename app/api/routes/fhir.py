@@ -216,18 +216,18 @@ async def code_system_instance_subsumes(key: str, request: Request, context: Con
 
 @router.get("/CodeSystem", response_class=JSONResponse)
 def code_system_search(
-    service: ServiceDep,
+    context: ContextDep,
     url: Annotated[str | None, Query(description="the code system's canonical URI")] = None,
     version: Annotated[str | None, Query(description="its version")] = None,
 ) -> JSONResponse:
     """The loaded code systems with this ``url`` and ``version``, as a searchset Bundle."""
-    return fhir_response(codesystems.search(service.bundle.systems, url, version))
+    return fhir_response(codesystems.search(context, url, version))
 
 
 @router.get("/CodeSystem/{key:resource_id}", response_class=JSONResponse)
-def code_system_read(key: str, service: ServiceDep) -> JSONResponse:
+def code_system_read(key: str, context: ContextDep) -> JSONResponse:
     """A loaded code system by id (its key: ``hpo``, ``icd10cm``), without its concepts."""
-    return fhir_response(codesystems.read(service.bundle.systems, key))
+    return fhir_response(codesystems.read(context, key))
 
 
 @router.get("/metadata", response_class=JSONResponse)
