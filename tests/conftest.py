@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 import os
+import socket
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
+import uvicorn
+from fastapi import FastAPI
 from sqlalchemy.engine import make_url
 
 from app.settings import Settings
@@ -62,3 +66,28 @@ def fake_es() -> Iterator[FakeElasticsearch]:
     fake = FakeElasticsearch().start()
     yield fake
     fake.stop()
+
+
+@pytest.fixture
+def serve_app() -> Iterator[Callable[[FastAPI], str]]:
+    """``serve_app(app) -> base_url``: ``app`` served by uvicorn on a free 127.0.0.1 port, in a
+    background thread (lifespan included), until the test ends: ``http://127.0.0.1:PORT``."""
+    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
+
+    def serve(app: FastAPI) -> str:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError("uvicorn stopped before it started serving")
+            thread.join(0.02)
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    yield serve
+    for server, thread in servers:
+        server.should_exit = True
+        thread.join(10)

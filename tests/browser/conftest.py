@@ -3,8 +3,8 @@
 
 Fixtures (names are stable; other browser tests build on them):
 
-- ``serve_app(app) -> base_url``: serves a FastAPI app with uvicorn on a free 127.0.0.1 port in
-  a background thread (lifespan included) until the test ends; returns ``http://127.0.0.1:PORT``.
+- ``serve_app(app) -> base_url`` (``tests/conftest.py``, shared with the FHIR client tests):
+  serves a FastAPI app with uvicorn on a free 127.0.0.1 port until the test ends.
 - ``toy_app``: the app over a bundle of the toy systems ``toy`` and ``toyicd`` (tests/toy.py),
   built with ``FakeEncoder(32)``; ``toy_server``: that app served, as its base URL.
 - ``coder_server``: served, the app over the toy phenotypes and a slice of the real ICD-10-CM
@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from playwright.sync_api import Browser, Page, sync_playwright
 
@@ -41,29 +38,6 @@ from tests.toy import TOY, ListSource
 
 CHROMIUM = Path(os.environ.get("TERMSEARCH_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "test-artifacts" / "screenshots"
-
-
-@pytest.fixture
-def serve_app() -> Iterator[Callable[[FastAPI], str]]:
-    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
-
-    def serve(app: FastAPI) -> str:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        while not server.started:
-            if not thread.is_alive():
-                raise RuntimeError("uvicorn stopped before it started serving")
-            thread.join(0.02)
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-    yield serve
-    for server, thread in servers:
-        server.should_exit = True
-        thread.join(10)
 
 
 @pytest.fixture

@@ -4,16 +4,15 @@ SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
-import socket
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
+from fastapi import FastAPI
 
 from app.main import create_app
 from app.settings import Settings
@@ -27,7 +26,7 @@ WRITERS = 140
 
 
 @pytest.fixture
-def base(tmp_path: Path, store_url: str) -> Iterator[str]:
+def base(serve_app: Callable[[FastAPI], str], tmp_path: Path, store_url: str) -> str:
     settings = Settings(data_dir=tmp_path / "var", store=StoreSettings(url=store_url), _env_file=None)
     migrate(store_url)
     engine = make_engine(store_url)
@@ -35,18 +34,7 @@ def base(tmp_path: Path, store_url: str) -> Iterator[str]:
         load_source(engine, source)
     build_bundle(settings, StoreReader(engine), FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
     engine.dispose()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    app = create_app(settings, encoder=FakeEncoder(32))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", limit_concurrency=WRITERS * 2))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "uvicorn stopped before it started serving"
-        thread.join(0.02)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(10)
+    return serve_app(create_app(settings, encoder=FakeEncoder(32)))
 
 
 def test_concurrent_puts_of_one_id_answer_no_5xx_and_store_one_consistent_resource(base: str) -> None:

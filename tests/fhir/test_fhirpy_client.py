@@ -5,13 +5,11 @@ instance level; a code looked up, validated and checked for subsumption on a cod
 
 from __future__ import annotations
 
-import socket
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-import uvicorn
+from fastapi import FastAPI
 from fhir.resources.R4B import get_fhir_model_class
 from fhirpy import SyncFHIRClient
 
@@ -23,18 +21,9 @@ from tests.toy import TOY
 
 
 @pytest.fixture
-def fhir(built: Settings) -> Iterator[SyncFHIRClient]:  # noqa: F811
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(create_app(built, encoder=FakeEncoder(32)), log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "uvicorn stopped before it started serving"
-        thread.join(0.02)
-    yield SyncFHIRClient(f"http://127.0.0.1:{sock.getsockname()[1]}/fhir", extra_headers={"Accept": "application/fhir+json"})
-    server.should_exit = True
-    thread.join(10)
+def fhir(serve_app: Callable[[FastAPI], str], built: Settings) -> SyncFHIRClient:  # noqa: F811
+    base = serve_app(create_app(built, encoder=FakeEncoder(32)))
+    return SyncFHIRClient(f"{base}/fhir", extra_headers={"Accept": "application/fhir+json"})
 
 
 def valid(answer: dict[str, Any]) -> dict[str, Any]:
