@@ -77,12 +77,18 @@ def _denied_labels(bundle: Bundle, row: int, item: Learned) -> set[int]:
     if lender is not None:
         prefix = f"via {lender[0].upper()} {lender[1]} "
         return {label for label in labels if (bundle.label_origin[label] or "").startswith(prefix)}
-    name = fold(item.text).strip()
-    return {
+    return set(given_labels(bundle, row, item.text))
+
+
+def given_labels(bundle: Bundle, row: int, name: str) -> list[int]:
+    """The labels ``name`` (up to case) of concept ``row`` that a knowledge source gave: those a
+    curator may deny (never a name the terminology states)."""
+    folded = fold(name).strip()
+    return [
         label
-        for label in labels
-        if bundle.label_knowledge[label] is not None and fold(bundle.label_text[label] or "").strip() == name
-    }
+        for label in bundle.concept_labels(row)
+        if bundle.label_knowledge[label] is not None and fold(bundle.label_text[label] or "").strip() == folded
+    ]
 
 
 class Learning:

@@ -23,11 +23,12 @@ from sqlalchemy import Engine, and_, case, func, insert, or_, select
 
 from app.errors import InvalidParameter
 from app.feedback.events import Action, Wrong
+from app.feedback.overlay import given_labels
 from app.settings import FeedbackSettings
 from app.tables import FeedbackEventRow
 from indexer.bundle import Bundle
 from indexer.knowledge import learned
-from indexer.lexical.normalise import fold, name_key
+from indexer.lexical.normalise import name_key
 from indexer.store.models import LearnedRow
 
 EDITED = "edited"  # a proposal approved in another form: the form approved is its own row
@@ -223,10 +224,8 @@ def _holder(bundle: Bundle, row: int, name: str) -> tuple[int, str] | None:
     """The concept that holds the label ``name`` a knowledge source gave, and the label's origin:
     ``row`` itself, else the nearest concept above it (a code the ranking descended to from its
     category shows the category's label); None: no such label, or the terminology states it."""
-    folded = fold(name).strip()
     lineage = bundle.concepts.parents.closure(np.asarray([row], dtype=np.int64)).rows.tolist()
     for holder in dict.fromkeys([row, *lineage]):
-        for label in bundle.concept_labels(holder):
-            if bundle.label_knowledge[label] is not None and fold(bundle.label_text[label] or "").strip() == folded:
-                return holder, bundle.label_origin[label] or ""
+        if labels := given_labels(bundle, holder, name):
+            return holder, bundle.label_origin[labels[0]] or ""
     return None

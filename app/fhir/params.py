@@ -83,8 +83,8 @@ def _known(operation: Operation, values: dict[str, list[Any]], strict: bool) -> 
     """``values``; with ``strict`` (``Prefer: handling=strict``), each must be named a parameter
     ``operation`` declares or a general one (leniently, as the spec's default and HL7's own test
     suite expect, others are ignored); a ``_format`` other than JSON is 406."""
-    unknown = sorted(name for name in values if name not in GENERAL and operation.parameter(name) is None)
-    if unknown and strict:
+    unknown = sorted(name for name in values if name not in GENERAL and operation.parameter(name) is None) if strict else []
+    if unknown:
         declared = ", ".join(p.name for p in operation.parameters)
         where = f"{operation.resource}/${operation.code}"
         raise InvalidParameter(f"{unknown[0]}: not a parameter of {where} (its parameters: {declared})", unknown[0])
