@@ -27,6 +27,17 @@ CURATOR = {"X-API-Key": CURATOR_KEY}
 PHRASING = "my heart is galloping"
 
 
+def taught_bundle(settings: Settings, reader: StoreReader, directory: Path, curator: str) -> Settings:
+    """``settings`` with ``curator`` holding CURATOR_KEY, over a toy bundle built after a supplement
+    gave Bradycardia a wrong name ("Racing pulse")."""
+    supplement = directory / "site.csv"
+    supplement.write_text("system,code,term,type,language\ntoy,T:3,Racing pulse,synonym,en\n", encoding="utf-8")
+    add_supplement(reader.engine, supplement, "site")
+    settings = settings.model_copy(update={"api": ApiSettings(curator_keys=f"{curator}={CURATOR_KEY}")})
+    build_bundle(settings, reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    return settings
+
+
 @pytest.fixture
 def settings(tmp_path: Path, store_url: str) -> Settings:
     """Every test here on SQLite and on PostgreSQL (the events' and decisions' queries on both)."""
@@ -37,12 +48,7 @@ def settings(tmp_path: Path, store_url: str) -> Settings:
 def taught(settings: Settings, toy_reader: StoreReader, tmp_path: Path) -> Settings:
     """The toy store with a supplement that gives Bradycardia a wrong name ("Racing pulse"),
     built; a curator named alice."""
-    supplement = tmp_path / "site.csv"
-    supplement.write_text("system,code,term,type,language\ntoy,T:3,Racing pulse,synonym,en\n", encoding="utf-8")
-    add_supplement(toy_reader.engine, supplement, "site")
-    settings = settings.model_copy(update={"api": ApiSettings(curator_keys=f"alice={CURATOR_KEY}")})
-    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
-    return settings
+    return taught_bundle(settings, toy_reader, tmp_path, "alice")
 
 
 @pytest.fixture

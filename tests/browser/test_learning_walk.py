@@ -15,24 +15,17 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from app.main import create_app
-from app.settings import ApiSettings, Settings
+from app.settings import Settings
 from indexer.encoders import FakeEncoder
-from indexer.knowledge.supplements import add_supplement
-from indexer.pipeline import build_bundle
 from indexer.store import StoreReader
+from tests.api.test_feedback import CURATOR_KEY, taught_bundle
 
-CURATOR_KEY = "curator-key-0123456789"
 WORDS = "my ticker keeps galloping"
 
 
 @pytest.fixture
 def server(serve_app: Callable, settings: Settings, toy_reader: StoreReader, tmp_path: Path) -> str:
-    supplement = tmp_path / "site.csv"
-    supplement.write_text("system,code,term,type,language\ntoy,T:3,Racing pulse,synonym,en\n", encoding="utf-8")
-    add_supplement(toy_reader.engine, supplement, "site")
-    settings = settings.model_copy(update={"api": ApiSettings(curator_keys=f"dana={CURATOR_KEY}")})
-    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
-    return serve_app(create_app(settings, encoder=FakeEncoder(32)))
+    return serve_app(create_app(taught_bundle(settings, toy_reader, tmp_path, "dana"), encoder=FakeEncoder(32)))
 
 
 def proposed(base: str, words: str, timeout_s: float = 10) -> None:
