@@ -10,6 +10,7 @@ from fastapi_offline import FastAPIOffline
 
 from app import ops
 from app.api import errors, http
+from app.api.fhir_examples import with_examples
 from app.api.routes import browse, concepts, evaluations, feedback, fhir, health, match, search, web
 from app.evaluations.jobs import BenchmarkJobs
 from app.feedback.events import EventStore
@@ -18,6 +19,7 @@ from app.matching.jobs import JobRunner, JobStore
 from app.ops.bundle_watch import open_at_start
 from app.settings import Settings, get_settings
 from evaluation.benchmarks import BENCHMARKS
+from indexer.bundle import Bundle
 from indexer.encoders import Encoder
 from indexer.store import StoreReader, make_engine
 
@@ -53,6 +55,9 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
         lifespan=lifespan,
     )
     app.state.settings = settings
+    # The FHIR routes' examples name what the served bundle holds (a base description, cached, then those).
+    base_openapi = app.openapi
+    app.openapi = lambda: with_examples(base_openapi(), _served_bundle(app))  # type: ignore[method-assign]
     errors.install(app)
     ops.install(app, settings)
     http.install(app)  # after ops: HEAD and the security headers cover their answers too
@@ -62,6 +67,11 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
     for module in (*modules, search, concepts, match, evaluations, health, fhir, web, browse):
         app.include_router(module.router)
     return app
+
+
+def _served_bundle(app: FastAPI) -> Bundle | None:
+    service = getattr(app.state, "service", None)
+    return None if service is None else service.bundle
 
 
 app = create_app()

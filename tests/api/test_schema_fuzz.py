@@ -1,8 +1,9 @@
 """Property-based tests of the whole OpenAPI schema (REST and FHIR routes) with schemathesis:
-whatever the generated request, no 5xx, and every documented response matches its schema.
+whatever the generated request, no 5xx, and every documented response matches its schema; the
+schema's examples (drawn from the served bundle) reach a 2xx on every FHIR route.
 
 Bounded and deterministic for CI: a few examples per operation, derandomised. The schema is read
-at collection from the app object, whose lifespan (toy store and bundle) a module fixture opens.
+from the app once its lifespan (toy store and bundle) serves, as a client reads it.
 """
 
 from __future__ import annotations
@@ -11,14 +12,17 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import schemathesis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
+from schemathesis.schemas import BaseSchema
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
+from app.api.fhir_examples import EXAMPLE_VALUE_SET_ID
 from app.main import create_app
 from app.settings import Settings
 from indexer.encoders import FakeEncoder
@@ -29,11 +33,11 @@ from tests.toy import toy_sources
 DATA_DIR = Path(tempfile.mkdtemp(prefix="termsearch-schema-fuzz-"))
 SETTINGS = Settings(data_dir=DATA_DIR, _env_file=None)
 APP = create_app(SETTINGS, encoder=FakeEncoder(32))
-schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
+schema = schemathesis.openapi.from_asgi("/openapi.json", APP)  # read before serving: without examples
 
 
 @pytest.fixture(scope="module", autouse=True)
-def serving_toy_bundle() -> Iterator[None]:
+def served() -> Iterator[TestClient]:
     try:
         migrate(SETTINGS.store.url)
         engine = make_engine(SETTINGS.store.url)
@@ -41,8 +45,8 @@ def serving_toy_bundle() -> Iterator[None]:
             load_source(engine, source)
         build_bundle(SETTINGS, StoreReader(engine), FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
         engine.dispose()
-        with TestClient(APP):
-            yield
+        with TestClient(APP) as client:
+            yield client
     finally:
         shutil.rmtree(DATA_DIR, ignore_errors=True)
 
@@ -51,6 +55,40 @@ def serving_toy_bundle() -> Iterator[None]:
 @settings(max_examples=20, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 def test_no_server_error_and_responses_match_the_schema(case: schemathesis.Case) -> None:
     case.call_and_validate(checks=[not_a_server_error, response_schema_conformance])
+
+
+def test_the_examples_reach_a_success_on_every_fhir_route(served: TestClient) -> None:
+    """Each FHIR route's documented example (its parameters' and body's examples, nothing else) is
+    a request this deployment answers with a 2xx: where a fuzzer starts from to reach one. (The
+    ValueSet the instance routes name is stored again before each: a DELETE removes it.)"""
+    api_schema = schemathesis.openapi.from_asgi("/openapi.json", APP)  # served: its examples name the bundle
+    failed = {}
+    for result in api_schema.get_all_operations():
+        operation = result.ok()
+        if not operation.path.startswith("/fhir/"):
+            continue
+        served.put(f"/fhir/ValueSet/{EXAMPLE_VALUE_SET_ID}", json=_stored_example(api_schema))
+        response = _example_case(operation).call()
+        if not 200 <= response.status_code < 300:
+            failed[operation.label] = (response.status_code, response.text[:300])
+        elif operation.label == "POST /fhir/ValueSet":
+            served.delete(f"/fhir/ValueSet/{response.json()['id']}")  # its url may be created again
+    assert failed == {}
+
+
+def _example_case(operation: Any) -> schemathesis.Case:
+    given: dict[str, dict[str, Any]] = {"path": {}, "query": {}}
+    for parameter in operation.definition.raw.get("parameters", []):
+        if "example" in parameter:
+            given[parameter["in"]][parameter["name"]] = parameter["example"]
+    content = operation.definition.raw.get("requestBody", {}).get("content", {})
+    body = {"body": content["application/fhir+json"]["example"], "media_type": "application/fhir+json"} if content else {}
+    return operation.Case(path_parameters=given["path"], query=given["query"], **body)
+
+
+def _stored_example(api_schema: BaseSchema) -> dict[str, Any]:
+    put = api_schema.raw_schema["paths"]["/fhir/ValueSet/{value_set_id}"]["put"]
+    return put["requestBody"]["content"]["application/fhir+json"]["example"]
 
 
 def test_the_schema_documents_fhir_parameters_limits_and_error_bodies() -> None:
