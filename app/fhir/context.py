@@ -19,6 +19,14 @@ from indexer.store import StoreReader
 from indexer.store.reader import ConceptDetail, SystemVersion
 
 
+def concept_status(concept: CatalogConcept) -> str:
+    """A concept's FHIR ``status`` (``http://hl7.org/fhir/concept-properties#status``): ``active``,
+    or ``retired`` for an inactive one. The loaded systems have one way of retiring a code (an HPO
+    term made obsolete, a SNOMED CT concept made inactive), never an inactive code of another status;
+    ``$validate-code`` outputs it (``status``) beside ``inactive``, ``$expand`` as the ``status`` property."""
+    return "active" if concept.active else "retired"
+
+
 @dataclass(frozen=True, eq=False)
 class Subtree:
     """A concept and everything below it by is-a (or a composed value set's rows), as catalog rows."""

@@ -29,7 +29,7 @@ import numpy as np
 
 from app.checks import check_length, check_range
 from app.errors import NotFound, TooCostly
-from app.fhir.context import FhirContext
+from app.fhir.context import FhirContext, concept_status
 from app.fhir.designations import designations, display_in
 from app.fhir.operations import EXPAND
 from app.fhir.params import OperationParams
@@ -207,7 +207,7 @@ def _properties(context: FhirContext, concept: CatalogConcept, wanted: frozenset
     if "inactive" in wanted:
         values.append(("inactive", {"valueBoolean": not concept.active}))
     if "status" in wanted:
-        values.append(("status", {"valueCode": "active" if concept.active else "retired"}))
+        values.append(("status", {"valueCode": concept_status(concept)}))
     if "notSelectable" in wanted and concept.grouping:
         values.append(("notSelectable", {"valueBoolean": True}))
     if "kind" in wanted and concept.kind is not None:

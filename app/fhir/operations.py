@@ -136,6 +136,7 @@ _VALIDATED = (
     _text("message", "why not, or what to note"),
     _text("display", "the code's display"),
     Parameter("inactive", "boolean", "true: the code is inactive (valid, with a warning)"),
+    Parameter("status", "code", "an inactive code's status: retired (an obsolete HPO term)"),
     Parameter("issues", "Resource", "an OperationOutcome with each problem"),
 )
 

@@ -7,7 +7,8 @@ The code comes as ``code`` (with ``system``, and ``version`` for a code system o
 a code outside the value set, a wrong display, an inactive code with ``activeOnly=true``, an
 abstract code (an ICD-10-CM chapter or block) with ``abstract=false``, and, against a billable
 value set (``{system}?fhir_vs=billable``), a code that is not billable, its ``not-in-vs`` issue
-naming what it is (a block, a category, not selectable); an inactive code is valid with a warning. Each
+naming what it is (a block, a category, not selectable); an inactive code is valid with a warning,
+and its answer says so (``inactive`` true, ``status`` retired: an obsolete HPO term). Each
 reason is an issue of ``issues`` (an OperationOutcome) whose ``expression`` names the input
 element (``code``, ``Coding.display``, ``CodeableConcept.coding[1].system``), and ``message``
 joins their texts. An unknown code system, or version, to validate against adds
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.errors import InvalidParameter, UnknownSystem, UnresolvedImport
-from app.fhir.context import FhirContext
+from app.fhir.context import FhirContext, concept_status
 from app.fhir.designations import displays, has_language
 from app.fhir.outcome import TX_ISSUE_TYPE, issue
 from app.fhir.params import Coding, OperationParams
@@ -212,7 +213,7 @@ def _check(context: FhirContext, given: _Given, rules: _Rules) -> _Check:
     for status, canonical in value_set.statuses if value_set is not None else ():
         check.notes.append(issue(f"the value set {canonical} is {status}", "business-rule", "status-check", "information"))
     if not concept.active:
-        text = f"{ref} is inactive; its use should be reviewed"
+        text = f"{ref} is inactive (status {concept_status(concept)}); its use should be reviewed"
         check.issues.append(issue(text, "business-rule", "code-comment", "warning", given.whole))
         if rules.active_only or (value_set is not None and value_set.active_only):
             text = f"{ref} is valid but not active, and active codes are asked for"
@@ -377,8 +378,9 @@ def _coding_out(check: _Check) -> list[dict[str, Any]]:
         out.append({"name": "version", "valueString": system.version})
     if concept is not None:
         out.append({"name": "display", "valueString": concept.display})
-        if not concept.active:
+        if not concept.active:  # and its status, as HL7's test suite expects of a retired code
             out.append({"name": "inactive", "valueBoolean": True})
+            out.append({"name": "status", "valueCode": concept_status(concept)})
     return out + _unknown_system_out(check)
 
 

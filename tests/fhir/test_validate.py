@@ -87,7 +87,7 @@ def test_an_inactive_code_validates_with_a_warning_unless_active_only(client: Te
     result, named = _result(client.get(CS_VALIDATE, params={"url": TOY.uri, "code": "T:6"}))
     assert (result, named["inactive"]) == (True, [True])
     assert _issues(named) == [("warning", "business-rule", "code-comment", ["code"])]
-    assert named["message"] == [f"{TOY.uri}#T:6 is inactive; its use should be reviewed"]
+    assert named["message"] == [f"{TOY.uri}#T:6 is inactive (status retired); its use should be reviewed"]
     coding = {"system": TOY.uri, "code": "T:6"}
     result, named = _post(client, VS_VALIDATE, url={"valueUri": TOY_VS}, coding={"valueCoding": coding},
                           activeOnly={"valueBoolean": True})
