@@ -67,6 +67,9 @@ class FhirSettings(BaseModel):
     max_compose_filters: int = Field(default=200, ge=1, description="filters of one compose, all parts")
     max_compose_concepts: int = Field(default=20_000, ge=1, description="listed concepts of one compose, all parts")
     max_regex_length: int = Field(default=256, ge=1, description="longest regex filter pattern")
+    # Validations of one ValueSet/$batch-validate, counted before any is answered; past it the batch
+    # is refused as too costly (422 too-costly naming the limit).
+    max_batch_validations: int = Field(default=500, ge=1, description="validation entries of one $batch-validate")
 
 
 class MatchSettings(BaseModel):

@@ -34,7 +34,7 @@ from app.errors import (
     Unavailable,
     UnsupportedMediaType,
 )
-from app.fhir.outcome import FHIR_JSON, operation_outcome
+from app.fhir.outcome import FHIR_JSON, error_outcome, error_status
 from indexer.remote import BackendUnavailable
 
 PROBLEM_JSON = "application/problem+json"
@@ -91,10 +91,7 @@ def render(error: ApiError, path: str) -> Response:
     if is_browse(path):
         return error_page(error)
     if is_fhir(path):
-        status = error.fhir_status or error.status
-        severity = "fatal" if status >= 500 else "error"
-        body = operation_outcome(error.detail, error.issue, error.tx_code, severity, error.expression)
-        media_type = FHIR_JSON
+        status, body, media_type = error_status(error), error_outcome(error), FHIR_JSON
     else:
         status, media_type = error.status, PROBLEM_JSON
         problem = Problem(type=error.type, title=error.title, status=status, detail=error.detail, param=error.param)

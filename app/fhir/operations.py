@@ -49,6 +49,8 @@ class Operation:
     parameters: tuple[Parameter, ...]
     returns: tuple[Parameter, ...]  # the answer's parameters (``return``: the resource answered)
     instance: str | None = None  # the parameter an instance (``/ValueSet/{id}/$expand``) supplies; None: type level only
+    by_get: bool = True  # served by GET too; False: POST only (a parameter it needs is a resource)
+    hl7: bool = True  # defined by HL7 (its base); False: tx.fhir.org's own ($batch-validate), with no HL7 definition
 
     @property
     def id(self) -> str:
@@ -64,9 +66,9 @@ class Operation:
         return None if self.instance is None else f"/{self.resource}/{{id}}/${self.code}"
 
     @property
-    def base(self) -> str:
-        """The HL7 definition this one implements (and extends)."""
-        return f"{HL7_DEFINITIONS}/{self.id}"
+    def base(self) -> str | None:
+        """The HL7 definition this one implements (and extends); None where HL7 defines none."""
+        return f"{HL7_DEFINITIONS}/{self.id}" if self.hl7 else None
 
     def parameter(self, name: str) -> Parameter | None:
         return next((parameter for parameter in self.parameters if parameter.name == name), None)
@@ -182,6 +184,30 @@ VALUE_SET_VALIDATE = Operation(
     _VALIDATED,
     instance="url",
 )
+# What one $validate-code of a batch names for itself: the code (the rest may be shared by the batch).
+_THE_CODE = frozenset({"system", "code", "systemVersion", "display", "coding", "codeableConcept"})
+BATCH_VALIDATE = Operation(
+    "ValueSet", "batch-validate",
+    "Many ValueSet/$validate-code requests in one (tx.fhir.org's operation): each validation is the Parameters of "
+    "one $validate-code, answered as that operation answers it, or with the OperationOutcome of its error; a "
+    "parameter given beside the validations applies to each that does not give it (tx-resource: to each).",
+    (
+        Parameter(
+            "validation", "Resource", "the Parameters of one ValueSet/$validate-code (one per code)",
+            required=True, repeats=True,
+        ),
+        *(replace(p, required=False) for p in VALUE_SET_VALIDATE.parameters if p.name not in _THE_CODE),
+    ),
+    (
+        Parameter(
+            "validation", "Resource",
+            "for each validation, in order: the Parameters $validate-code answers, or the OperationOutcome of its error",
+            required=True, repeats=True,
+        ),
+    ),
+    by_get=False,
+    hl7=False,
+)
 CODE_SYSTEM_VALIDATE = Operation(
     "CodeSystem", "validate-code",
     "Whether a code (coding, codeable concept) is a code of a code system, with its display checked.",
@@ -259,7 +285,7 @@ INSTANCE_IDS = {
     "ValueSet": "of a stored ValueSet (`GET /fhir/ValueSet/{id}`)",
     "CodeSystem": "of a loaded code system (`GET /fhir/CodeSystem/{id}`: `hpo`, `icd10cm`)",
 }
-OPERATIONS = (EXPAND, VALUE_SET_VALIDATE, LOOKUP, CODE_SYSTEM_VALIDATE, SUBSUMES, TRANSLATE)
+OPERATIONS = (EXPAND, VALUE_SET_VALIDATE, BATCH_VALIDATE, LOOKUP, CODE_SYSTEM_VALIDATE, SUBSUMES, TRANSLATE)
 BY_ID = {operation.id: operation for operation in OPERATIONS}
 
 
@@ -293,7 +319,7 @@ def operation_definition(operation: Operation, base_url: str | None) -> dict[str
         "kind": "operation",
         "description": operation.documentation,
         "code": operation.code,
-        "base": operation.base,
+        **({"base": operation.base} if operation.base else {}),
         "resource": [operation.resource],
         "system": False,
         "type": True,
@@ -314,6 +340,8 @@ def docs_table() -> str:
     ]
     for operation in OPERATIONS:
         lines += ["", f"## `{operation.path}`", "", operation.documentation]
+        if not operation.by_get:
+            lines += ["", "POST only: a `Parameters` resource (GET is 405)."]
         if operation.instance is not None:
             ids, supplied = INSTANCE_IDS[operation.resource], operation.instance
             lines += ["", f"Also on one {operation.resource}: `{operation.instance_path}`, the id {ids}, "

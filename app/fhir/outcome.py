@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.errors import ApiError
+
 FHIR_JSON = "application/fhir+json"
 TX_ISSUE_TYPE = "http://hl7.org/fhir/tools/CodeSystem/tx-issue-type"
 
@@ -29,3 +31,15 @@ def operation_outcome(
     text: str, code: str, tx_code: str | None, severity: str = "error", expression: str | None = None
 ) -> dict[str, Any]:
     return {"resourceType": "OperationOutcome", "issue": [issue(text, code, tx_code, severity, expression)]}
+
+
+def error_status(error: ApiError) -> int:
+    """The HTTP status of ``error`` under ``/fhir``."""
+    return error.fhir_status or error.status
+
+
+def error_outcome(error: ApiError) -> dict[str, Any]:
+    """``error`` as an OperationOutcome: the body of its answer under ``/fhir``, and of a batch's
+    entry that failed (``$batch-validate``)."""
+    severity = "fatal" if error_status(error) >= 500 else "error"
+    return operation_outcome(error.detail, error.issue, error.tx_code, severity, error.expression)

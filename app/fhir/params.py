@@ -108,10 +108,12 @@ class OperationParams:
         return cls(operation, _known(operation, values, strict))
 
     @classmethod
-    def from_resource(cls, operation: Operation, body: Any, strict: bool = False) -> OperationParams:
-        """Each ``parameter`` needs a ``name`` and exactly one ``value[x]`` of its type."""
+    def from_resource(cls, operation: Operation, body: Any, strict: bool = False, where: str = "body") -> OperationParams:
+        """Each ``parameter`` needs a ``name`` and exactly one ``value[x]`` of its type; ``where``
+        names the resource in messages (the body, or one ``validation`` of a batch)."""
         if not isinstance(body, dict) or body.get("resourceType") != "Parameters":
-            raise InvalidParameter("body: expected a Parameters resource", "body")
+            got = f" (got {body.get('resourceType')!r})" if isinstance(body, dict) and where != "body" else ""
+            raise InvalidParameter(f"{where}: expected a Parameters resource{got}", where)
         parameters = body.get("parameter") or []
         if not isinstance(parameters, list):
             raise InvalidParameter(f"parameter: expected a list of parameters (got {_kind(parameters)})", "parameter")
@@ -119,7 +121,7 @@ class OperationParams:
         for number, parameter in enumerate(parameters):
             name = parameter.get("name") if isinstance(parameter, dict) else None
             if not isinstance(name, str) or not name:
-                raise InvalidParameter(f"body: parameter {number} has no name", f"parameter.{number}")
+                raise InvalidParameter(f"{where}: parameter {number} has no name", f"parameter.{number}")
             given = [(key, value) for key, value in parameter.items() if key.startswith("value")]
             if "resource" in parameter and not given:  # valueSet, tx-resource
                 resource = parameter["resource"]
@@ -148,6 +150,20 @@ class OperationParams:
         if value is None or self.given(name):
             return self
         return OperationParams(self.operation, {**self._values, name: [value]}, self.instance)
+
+    def within(self, shared: OperationParams, joined: Collection[str] = ("tx-resource",)) -> OperationParams:
+        """These parameters, with each of ``shared`` (another operation's: a batch's) that they do
+        not give and their operation declares; a ``joined`` one (``tx-resource``) is both theirs
+        and ``shared``'s."""
+        values = dict(self._values)
+        for name, given in shared._values.items():
+            if not self.declares(name):
+                continue
+            if name in joined:
+                values[name] = [*given, *values.get(name, [])]
+            elif not self.given(name):
+                values[name] = given
+        return OperationParams(self.operation, values, self.instance)
 
     def on_instance(self, resource: dict[str, Any]) -> OperationParams:
         """These parameters, of the operation invoked on ``resource`` (a stored ValueSet)."""
@@ -194,6 +210,12 @@ class OperationParams:
                 expected = " or ".join(sorted(allowed))
                 raise InvalidParameter(f"{name}: expected a {expected} resource (got {got!r})", name)
         return [value for value in values if value.get("resourceType") == kind]
+
+    def resources_of_any_kind(self, name: str) -> list[Any]:
+        """The values of ``name`` (a resource parameter) as given, whatever they are (POST only):
+        for the caller to answer each one as it can."""
+        self._declared(name, {"Resource"})
+        return list(self._values_of(name))
 
     def text(self, name: str) -> str | None:
         value = self._one(name, *TEXTS)

@@ -204,7 +204,7 @@ def test_capability_statement_lists_the_operations(client: TestClient) -> None:
     operations = {(r["type"], o["name"]) for r in body["rest"][0]["resource"] for o in r["operation"]}
     assert operations == {
         ("CodeSystem", "lookup"), ("CodeSystem", "validate-code"), ("CodeSystem", "subsumes"), ("ValueSet", "expand"),
-        ("ValueSet", "validate-code"), ("ConceptMap", "translate"),
+        ("ValueSet", "validate-code"), ("ValueSet", "batch-validate"), ("ConceptMap", "translate"),
     }
     assert body["fhirVersion"] == "4.0.1"
     assert (body["url"], body["version"], body["name"], body["title"]) == (

@@ -23,11 +23,13 @@ from app.api.fhir_schema import get_operation, post_operation, value_set_body
 from app.api.http import Route, read_json
 from app.errors import InvalidParameter, NotFound, Unavailable
 from app.fhir import capabilities, codesystems, operations
+from app.fhir.batch import batch_validate
 from app.fhir.codes import lookup
 from app.fhir.context import FhirContext
 from app.fhir.expand import expand
 from app.fhir.instances import on_code_system, on_value_set
 from app.fhir.operations import (
+    BATCH_VALIDATE,
     BY_ID,
     CODE_SYSTEM_VALIDATE,
     EXPAND,
@@ -95,11 +97,16 @@ def fhir_response(body: dict[str, Any], status: int = 200) -> JSONResponse:
     return FhirJSONResponse(body, status_code=status)
 
 
+def _strict(request: Request) -> bool:
+    """Whether the request asks for strict handling of parameters (``Prefer: handling=strict``)."""
+    return "handling=strict" in request.headers.get("prefer", "").replace(" ", "").lower()
+
+
 async def _params(operation: Operation, request: Request) -> OperationParams:
     """The operation's parameters (unknown ones refused with ``Prefer: handling=strict``, else
     ignored; a format other than JSON 406); an ``Accept-Language`` header (when well formed) stands for
     ``displayLanguage`` where the operation takes one and the request names none."""
-    strict = "handling=strict" in request.headers.get("prefer", "").replace(" ", "").lower()
+    strict = _strict(request)
     check_format(request.query_params.getlist("_format"), request.headers.get("accept"))
     if request.method == "GET":
         params = OperationParams.from_query(operation, request.query_params.multi_items(), strict)
@@ -121,13 +128,15 @@ async def _run(operation: Operation, answer: Answer, request: Request, context: 
 
 
 def _operation(operation: Operation, on: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Serve ``operation`` by GET (query parameters) and POST (a Parameters resource), each
-    documented; ``on``: on one resource (``/ValueSet/{id}/$expand``), the endpoint's id parameter."""
+    """Serve ``operation`` by GET (query parameters, where it is served by GET) and POST (a
+    Parameters resource), each documented; ``on``: on one resource (``/ValueSet/{id}/$expand``),
+    the endpoint's id parameter."""
     path = operation.path if on is None else f"/{operation.resource}/{{{on}:resource_id}}/${operation.code}"
 
     def register(endpoint: Callable[..., Any]) -> Callable[..., Any]:
-        get = get_operation(operation, on_instance=on is not None)
-        router.get(path, response_class=JSONResponse, openapi_extra=get)(endpoint)
+        if operation.by_get:
+            get = get_operation(operation, on_instance=on is not None)
+            router.get(path, response_class=JSONResponse, openapi_extra=get)(endpoint)
         router.post(path, response_class=JSONResponse, openapi_extra=post_operation(operation))(endpoint)
         return endpoint
 
@@ -155,6 +164,14 @@ async def value_set_expand(request: Request, context: ContextDep) -> JSONRespons
 async def value_set_validate_code(request: Request, context: ContextDep) -> JSONResponse:
     """Is ``system``/``code`` (or ``coding``) in the value set ``url``? (``display`` checked too)"""
     return await _run(VALUE_SET_VALIDATE, validate_in_value_set, request, context)
+
+
+@_operation(BATCH_VALIDATE)
+async def value_set_batch_validate(request: Request, context: ContextDep) -> JSONResponse:
+    """``$validate-code`` of each ``validation`` (the Parameters of one), the other parameters
+    shared by all; one answer (or OperationOutcome) per validation, in order."""
+    strict = _strict(request)
+    return await _run(BATCH_VALIDATE, lambda c, p: batch_validate(c, p, strict), request, context)
 
 
 @_operation(LOOKUP)

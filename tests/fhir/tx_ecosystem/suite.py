@@ -33,6 +33,7 @@ ADAPTED = HERE / "adapted"
 ENDPOINTS = {
     "expand": ("POST", "/fhir/ValueSet/$expand"),
     "validate-code": ("POST", "/fhir/ValueSet/$validate-code"),
+    "batch-validate": ("POST", "/fhir/ValueSet/$batch-validate"),
     "cs-validate-code": ("POST", "/fhir/CodeSystem/$validate-code"),
     "lookup": ("POST", "/fhir/CodeSystem/$lookup"),
     "translate": ("POST", "/fhir/ConceptMap/$translate"),
