@@ -105,7 +105,8 @@ def expand(context: FhirContext, params: OperationParams) -> dict[str, Any]:
         total = len(rows)
     if min(total, offset + count if count is not None else total) - offset > limits.max_count:  # the page asked for
         raise TooCostly(
-            f"{value_set.url} has {total} codes, more than {limits.max_count} at once; page it with count and offset"
+            f"{value_set.url} has {total} codes, more than {limits.max_count} at once; page it with count and offset, "
+            "or search it with filter (as a form's autocomplete item does)"
             if count is None else f"count: at most {limits.max_count} codes per page (got {count})"
         )
     stop = total if count is None else offset + count

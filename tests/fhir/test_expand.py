@@ -218,7 +218,8 @@ def test_bad_requests_are_operation_outcomes(
 
 
 def test_unpaged_expansion_over_the_limit_is_too_costly(small_client: TestClient) -> None:
-    text = f"{TOY_VS} has 8 codes, more than 3 at once; page it with count and offset"
+    text = (f"{TOY_VS} has 8 codes, more than 3 at once; page it with count and offset, "
+            "or search it with filter (as a form's autocomplete item does)")
     outcome(small_client.get(EXPAND, params={"url": TOY_VS}), 422, "too-costly", None, text)
     text = "count: at most 3 codes per page (got 4)"  # a count above the limit only matters when there are that many
     outcome(small_client.get(EXPAND, params={"url": TOY_VS, "count": "4"}), 422, "too-costly", None, text)
