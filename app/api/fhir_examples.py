@@ -4,7 +4,8 @@ example phase then send requests that succeed on this deployment (a 2xx for ever
 only requests the server refuses.
 
 The ValueSet routes on one resource name :data:`EXAMPLE_VALUE_SET_ID`, the id the example of
-``PUT /fhir/ValueSet/{id}`` stores.
+``PUT /fhir/ValueSet/{id}`` stores; ``DELETE`` names another (:data:`DELETED_VALUE_SET_ID`), so that a
+client trying every route in turn does not delete what the operations after it are tried on.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from app.fhir.operations import OPERATIONS, POST_ONLY, VALUE_SET_VALIDATE, Opera
 from indexer.bundle import Bundle
 
 EXAMPLE_VALUE_SET_ID = "termsearch-example"
+DELETED_VALUE_SET_ID = "termsearch-example-deleted"
 _EXAMPLE_COUNT = 10
+_VALUE_SET_PATH = "/fhir/ValueSet/{value_set_id}"
 _PATH_PARAMETER = re.compile(r"\{[^}]+\}")
 
 
@@ -118,6 +121,9 @@ def with_examples(spec: dict[str, Any], bundle: Bundle | None) -> dict[str, Any]
     if example is None:
         return spec
     spec = copy.deepcopy(spec)
+    # The stored ValueSet's own route first: a client walking the routes in order stores the example
+    # (PUT) before it tries the operations on it.
+    spec["paths"] = dict(sorted(spec["paths"].items(), key=lambda item: item[0] != _VALUE_SET_PATH))
     for path, methods in spec["paths"].items():
         if not path.startswith("/fhir/"):
             continue
@@ -129,5 +135,5 @@ def with_examples(spec: dict[str, Any], bundle: Bundle | None) -> dict[str, Any]
             elif path.startswith("/fhir/ValueSet") and verb in ("put", "post"):
                 _set_examples(method, paths, example.value_set(EXAMPLE_VALUE_SET_ID if verb == "put" else None))
             else:
-                _set_examples(method, paths, None)
+                _set_examples(method, paths | ({"value_set_id": DELETED_VALUE_SET_ID} if verb == "delete" else {}), None)
     return spec

@@ -22,7 +22,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.schemas import BaseSchema
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from app.api.fhir_examples import EXAMPLE_VALUE_SET_ID
+from app.api.fhir_examples import DELETED_VALUE_SET_ID, EXAMPLE_VALUE_SET_ID
 from app.main import create_app
 from app.settings import Settings
 from indexer.encoders import FakeEncoder
@@ -60,14 +60,18 @@ def test_no_server_error_and_responses_match_the_schema(case: schemathesis.Case)
 def test_the_examples_reach_a_success_on_every_fhir_route(served: TestClient) -> None:
     """Each FHIR route's documented example (its parameters' and body's examples, nothing else) is
     a request this deployment answers with a 2xx: where a fuzzer starts from to reach one. (The
-    ValueSet the instance routes name is stored again before each: a DELETE removes it.)"""
+    ValueSets the routes on one ValueSet name are stored again before each: a DELETE removes one.)"""
     api_schema = schemathesis.openapi.from_asgi("/openapi.json", APP)  # served: its examples name the bundle
     failed = {}
     for result in api_schema.get_all_operations():
         operation = result.ok()
         if not operation.path.startswith("/fhir/"):
             continue
-        served.put(f"/fhir/ValueSet/{EXAMPLE_VALUE_SET_ID}", json=_stored_example(api_schema))
+        for value_set_id in (EXAMPLE_VALUE_SET_ID, DELETED_VALUE_SET_ID):  # what the routes on one ValueSet name
+            served.put(
+                f"/fhir/ValueSet/{value_set_id}",
+                json=_stored_example(api_schema) | {"id": value_set_id, "url": f"urn:{value_set_id}"},
+            )
         response = _example_case(operation).call()
         if not 200 <= response.status_code < 300:
             failed[operation.label] = (response.status_code, response.text[:300])
