@@ -38,6 +38,12 @@ class SearchSettings(BaseModel):
     # Read the query by the clinical query grammar (app/search/grammar.py): shorthand, sides,
     # history and status, spinal levels, pregnancy weeks; each rewrite shown in a row's ``why``.
     grammar: bool = True
+    # Hybrid: a first row more specific than the query says (named as its parent with words the query
+    # does not hold, as "Mild microcephaly" for "her head is small") gives the first place to its parent when
+    # the parent ranks within this much confidence of it (app/search/descent.py); 0: off. Systems
+    # without billable codes (HPO): ICD-10-CM's codes are chosen by the descent. 0.1 measured best
+    # on the built-in HPO lay and synonym benchmarks (bench/RESULTS.md, "Ascent to the parent").
+    ascent_margin: float = Field(default=0.1, ge=0, le=1)
     # Rankings kept per worker, least recently used dropped (a bundle's own: a new bundle starts
     # empty): a repeated query (a form re-asking, a keystroke typed back) is answered from it.
     # 0 = none (benchmarks of the computation set it).

@@ -30,8 +30,11 @@ SHOWN = 3  # top rows whose codes are listed before them when billable codes are
 
 
 class Descent:
-    def __init__(self, bundle: Bundle, detail_weights: tuple[float, ...], details: Callable[[int], Details]) -> None:
+    def __init__(
+        self, bundle: Bundle, detail_weights: tuple[float, ...], details: Callable[[int], Details], ascent_margin: float = 0.0
+    ) -> None:
         self.bundle = bundle
+        self.ascent_margin = ascent_margin
         self.weights = np.asarray(detail_weights, dtype=np.float32)
         self.details = details  # a concept's name's details, cached by the features stage
         self._below = lru_cache(maxsize=4096)(self._billable_below)
@@ -64,10 +67,15 @@ class Descent:
                 best, best_score = child, score
         return best
 
-    def apply(self, rows: list[Ranked], stated: Details, query: str, mask: np.ndarray, required: bool, k: int) -> list[Ranked]:
+    def apply(
+        self, rows: list[Ranked], stated: Details, query: str, mask: np.ndarray, required: bool, k: int, ascend: bool = False
+    ) -> list[Ranked]:
         """``rows`` with their codes: each non-billable row replaced by its code when codes are
-        ``required``, else the codes of the top rows listed before them; one row per concept."""
+        ``required``, else the codes of the top rows listed before them; one row per concept.
+        ``ascend``: a first row more specific than the query says gives way to its parent (:meth:`_ascend`)."""
         query_tokens = frozenset(tokens(query))
+        if ascend and self.ascent_margin and rows:
+            rows = self._ascend(rows, query_tokens)
         out: list[Ranked] = []
         seen: set[int] = set()
         for rank, ranked in enumerate(rows):
@@ -86,6 +94,25 @@ class Descent:
                 out.append(ranked)
                 seen.add(ranked.row)
         return out[:k]
+
+    def _ascend(self, rows: list[Ranked], query_tokens: frozenset[str]) -> list[Ranked]:
+        """``rows`` with the first one's parent first, when the first is named as its parent with
+        words added that the query does not say ("Mild microcephaly" for "her head is small") and
+        the parent ranks within the margin of it: the two trade places and scores (the order stays
+        the confidence's). Systems with billable codes descend instead."""
+        top = rows[0]
+        concept = self.bundle.concepts[top.row]
+        if concept.system in self.coded:
+            return rows
+        for i, other in enumerate(rows[1:], start=1):
+            if other.row in concept.parents and other.confidence >= top.confidence - self.ascent_margin:
+                named, parent = self._tokens(top.row), self._tokens(other.row)
+                if not parent < named or not named - parent - query_tokens - NEUTRAL:
+                    return rows  # not its parent's name refined, or refined only by what the query says
+                first = replace(other, score=top.score, confidence=top.confidence)
+                moved = replace(top, score=other.score, confidence=other.confidence)
+                return [first, *rows[1:i], moved, *rows[i + 1 :]]
+        return rows
 
 
 def _any_billable(bundle: Bundle, rows: range) -> bool:

@@ -53,7 +53,7 @@ class SearchService:
         self.channels = Channels(bundle, encoder, settings)
         calibration = calibration or Calibration.of_bundle(bundle)
         self.scorer = FeatureScorer(bundle, calibration, self.rewriter.ordinary)
-        self.descent = Descent(bundle, detail_weights(calibration.weights), self.scorer.details)
+        self.descent = Descent(bundle, detail_weights(calibration.weights), self.scorer.details, settings.ascent_margin)
         self.rankings: LRUCache[Hashable, Ranking] = LRUCache(maxsize=max(settings.ranking_cache, 1))
         self._rankings_lock = threading.Lock()
 
@@ -81,7 +81,7 @@ class SearchService:
     @calibration.setter
     def calibration(self, calibration: Calibration) -> None:
         self.scorer.calibration = calibration
-        self.descent = Descent(self.bundle, detail_weights(calibration.weights), self.scorer.details)
+        self.descent = Descent(self.bundle, detail_weights(calibration.weights), self.scorer.details, self.settings.ascent_margin)
         self.forget()
 
     @property
@@ -177,7 +177,7 @@ class SearchService:
         for query, correction, reading, texts in zip(queries, corrections, readings, asked, strict=True):
             stated = Details.of(f"{query} {reading.text}")
             found, above = self._rank(texts, stated, ranked_scope, where, depth, mode, threshold)
-            found = self.descent.apply(found, stated, reading.text, codes, required, k)
+            found = self.descent.apply(found, stated, reading.text, codes, required, k, ascend=mode is Mode.HYBRID)
             rankings.append(Ranking(found, correction, above))
         return rankings
 

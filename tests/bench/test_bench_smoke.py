@@ -25,6 +25,7 @@ SYSTEMS = ("hpo", "icd10cm")  # the systems the scripts name
 # Each script's arguments for a run of seconds on the toy bundle ("{tmp}": a fresh directory).
 SMOKE: dict[str, tuple[str, ...]] = {
     "bench_alignment": (),
+    "bench_ascent": ("--margins", "0,0.1", "--limit", "3"),
     "bench_autocomplete": ("--phrases", "2"),
     "bench_build": ("--concepts", "20"),
     "bench_builtin": (),

@@ -7,6 +7,7 @@ from fastapi.testclient import TestClient
 
 from app.search.descent import Descent
 from app.search.details import DETAIL_FEATURES, Details
+from app.search.values import Ranked
 
 
 def _codes(client: TestClient, **params: object) -> list[str]:
@@ -67,3 +68,45 @@ def test_descent_prefers_the_code_that_adds_nothing_unsaid() -> None:
     assert descent.code(0, Details.of("T2DM"), frozenset(), every) == 3
     assert descent.code(0, Details.of("T2DM with hyperglycemia"), frozenset({"hyperglycemia"}), every) == 1
     assert descent.code(0, Details.of("type 2 diabetes with CKD"), frozenset({"ckd", "chronic", "kidney", "diseas"}), every) == 4
+
+
+def _ascent(system: str = "hpo", margin: float = 0.1) -> Descent:
+    """A descent over three HPO-like concepts: Microcephaly (0), its child Mild microcephaly (1), Macrocephaly (2)."""
+    displays = ("Microcephaly", "Mild microcephaly", "Macrocephaly")
+    parents = ((), (0,), ())
+
+    class Concepts:
+        def __getitem__(self, row: int) -> object:
+            return type("Concept", (), {"display": displays[row], "parents": parents[row], "system": system})
+
+    class Bundle:
+        concepts = Concepts()
+        billable = np.zeros(3, dtype=bool)
+        systems: dict[str, object] = {}
+
+    descent = Descent(Bundle(), (0.0,) * len(DETAIL_FEATURES), lambda row: Details.of(displays[row]), margin)  # type: ignore[arg-type]
+    descent.coded = frozenset({"icd"})
+    descent._below = lambda row: np.array([], dtype=np.int64)  # type: ignore[method-assign]  # no codes below
+    return descent
+
+
+def _ranked(*rows: tuple[int, float]) -> list[Ranked]:
+    return [Ranked(row, row, confidence, confidence, ()) for row, confidence in rows]
+
+
+def _order(descent: Descent, query: str, rows: list[Ranked]) -> list[tuple[int, float]]:
+    every = np.ones(3, dtype=bool)
+    return [(r.row, r.confidence) for r in descent.apply(rows, Details.of(query), query, every, False, 10, ascend=True)]
+
+
+def test_a_term_more_specific_than_the_query_gives_way_to_its_parent_trading_scores() -> None:
+    rows = _ranked((1, 0.8), (2, 0.78), (0, 0.75))
+    assert _order(_ascent(), "her head is small", rows) == [(0, 0.8), (2, 0.78), (1, 0.75)]
+
+
+def test_no_ascent_when_the_query_says_the_added_word_the_parent_is_far_or_the_system_is_coded() -> None:
+    rows = _ranked((1, 0.8), (2, 0.78), (0, 0.75))
+    assert _order(_ascent(), "mild small head", rows) == [(1, 0.8), (2, 0.78), (0, 0.75)]  # "mild" said
+    assert _order(_ascent(margin=0.02), "her head is small", rows) == [(1, 0.8), (2, 0.78), (0, 0.75)]
+    assert _order(_ascent(system="icd"), "her head is small", rows) == [(1, 0.8), (2, 0.78), (0, 0.75)]
+    assert _order(_ascent(margin=0.0), "her head is small", rows) == [(1, 0.8), (2, 0.78), (0, 0.75)]  # off
