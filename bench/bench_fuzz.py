@@ -37,12 +37,12 @@ def _route(method: str, url: str, base: str) -> str:
     return f"{method} {path}"
 
 
-def fuzz(base: str, examples: int, workdir: Path) -> tuple[dict[str, Counter[int]], str]:
+def fuzz(base: str, examples: int, phases: str, workdir: Path) -> tuple[dict[str, Counter[int]], str]:
     """Per route, the count of answers by class (2, 4, 5); and schemathesis's summary line."""
     command = [
         sys.executable, "-m", "schemathesis.cli", "run", f"{base}/openapi.json",
         "--include-path-regex", "^/fhir/", "-n", str(examples), "--checks", "not_a_server_error",
-        "--report", "har", "--report-dir", str(workdir), "--no-color",
+        "--phases", phases, "--report", "har", "--report-dir", str(workdir), "--no-color",
     ]  # fmt: skip
     finished = subprocess.run(command, capture_output=True, text=True, check=False, cwd=workdir)  # its .schemathesis/ there
     summary = next((line.strip() for line in finished.stdout.splitlines() if " generated, " in line), finished.stdout[-300:])
@@ -86,11 +86,12 @@ def report(answers: dict[str, Counter[int]], routes: set[str], summary: str) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--examples", type=int, default=10, help="schemathesis's --max-examples per route")
+    parser.add_argument("--phases", default="examples,coverage,fuzzing,stateful", help="schemathesis's --phases")
     parser.add_argument("--record", action="store_true", help="write the section into bench/RESULTS.md")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="termsearch-fuzz-") as workdir, uvicorn_server(command=("app",)) as (base, _):
         before = stored(base)
-        answers, summary = fuzz(base, args.examples, Path(workdir))
+        answers, summary = fuzz(base, args.examples, args.phases, Path(workdir))
         body = report(answers, documented(base), summary)
         for value_set_id in stored(base) - before:  # the store as the run found it
             httpx.delete(f"{base}/fhir/ValueSet/{value_set_id}", timeout=30).raise_for_status()

@@ -33,7 +33,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "bench_everyday": ("--per-kind", "3"),
     "bench_expand": ("--requests", "5", "--duration", "0.5"),
     "bench_feedback": ("--learned", "20", "--clients", "3", "--events", "2", "--searches", "3"),
-    "bench_fuzz": ("--examples", "1"),
+    "bench_fuzz": ("--examples", "1", "--phases", "examples"),
     "bench_hostile": (),
     "bench_load": ("--clients", "2", "--duration", "1", "--sample", "0.5"),  # its 60 s warm-up outlasts the run
     "bench_loaders": ("--scale", "0.0001"),
