@@ -15,7 +15,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluations.runs import evaluate  # noqa: E402
-from app.search.descent import Descent, detail_weights  # noqa: E402
 from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
@@ -32,7 +31,7 @@ K = 10
 
 def with_margin(service: SearchService, margin: float) -> None:
     """The served core with another ascent margin (its rankings kept so far dropped)."""
-    service.descent = Descent(service.bundle, detail_weights(service.calibration.weights), service.scorer.details, margin)
+    service.descent.ascent_margin = margin
     service.forget()
 
 

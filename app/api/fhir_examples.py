@@ -110,9 +110,8 @@ def _set_examples(method: dict[str, Any], arguments: dict[str, Any], body: dict[
     for parameter in method.get("parameters", []):
         if parameter["name"] in arguments:
             parameter["example"] = arguments[parameter["name"]]
-    for media in method.get("requestBody", {}).get("content", {}).values():
-        if body is not None:
-            media["example"] = body
+    for media in method.get("requestBody", {}).get("content", {}).values() if body is not None else ():
+        media["example"] = body
 
 
 def with_examples(spec: dict[str, Any], bundle: Bundle | None) -> dict[str, Any]:
