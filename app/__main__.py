@@ -2,7 +2,7 @@
 
 From ``TERMSEARCH_API__*``: ``--limit-concurrency`` (connections at once, then 503),
 ``--timeout-graceful-shutdown`` (in-flight requests drain for that long on SIGTERM),
-``--timeout-keep-alive``, ``--backlog``, and the h11 protocol with a header timeout
+``--timeout-keep-alive``, ``--backlog``, and the httptools protocol with a header timeout
 (:mod:`app.ops.connections`: idle and slowloris connections are closed); JSON logs
 (``docker/logging.json``) with the app's own access log line instead of uvicorn's. Options given
 on the command line win.
@@ -28,7 +28,7 @@ def uvicorn_args(argv: list[str], app: str = "app.main:app") -> list[str]:
         "--timeout-graceful-shutdown", str(api.graceful_shutdown_s),
         "--timeout-keep-alive", str(api.keep_alive_s),
         "--backlog", str(api.backlog),
-        "--http", "app.ops.connections:GuardedH11Protocol",
+        "--http", "app.ops.connections:GuardedHttpToolsProtocol",
         "--no-access-log",
         "--log-config", str(LOG_CONFIG),
     ]  # fmt: skip

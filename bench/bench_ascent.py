@@ -20,7 +20,7 @@ from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
 from app.search.values import Mode  # noqa: E402
 from app.settings import Settings  # noqa: E402
-from bench.bench_understanding import kept_items  # noqa: E402
+from bench.bench_understanding import SETS, kept_items  # noqa: E402
 from bench.common import record  # noqa: E402
 from evaluation.benchmarks import BENCHMARKS  # noqa: E402
 from indexer.store import StoreReader, make_engine  # noqa: E402
@@ -37,7 +37,7 @@ def with_margin(service: SearchService, margin: float) -> None:
 
 def everyday(service: SearchService, limit: int | None) -> dict[str, tuple[float, float]]:
     """Per kind of the everyday HPO set (and all): Hits@1, Hits@10."""
-    items, _ = kept_items(service, "hpo", limit)
+    items, _ = kept_items(service, SETS["a"]["hpo"], "hpo", limit)
     rankings = service.rank_many([query for query, _, _ in items], Scope(("hpo",)), K)
     by_kind: dict[str, list[tuple[bool, bool]]] = {}
     for (_, kind, accepted), ranking in zip(items, rankings, strict=True):

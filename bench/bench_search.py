@@ -1,5 +1,5 @@
-"""Latency of ``/search`` per mode: in-process (service call) and over HTTP under uvicorn,
-at 1 and 10 concurrent clients, plus the serving process's RSS.
+"""Latency of ``/search`` per mode: in-process (service call) and over HTTP as ``make serve``
+serves (``python -m app``), at 1 and 10 concurrent clients, plus the serving process's RSS.
 
 Needs a built bundle (``make build``). Run: ``.venv/bin/python -m bench.bench_search [--requests N] [--record]``.
 """
@@ -7,6 +7,7 @@ Needs a built bundle (``make build``). Run: ``.venv/bin/python -m bench.bench_se
 from __future__ import annotations
 
 import argparse
+import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -61,7 +62,7 @@ def _client_run(base: str, mode: str, count: int) -> list[float]:
 
 def over_http(requests: int) -> tuple[list[str], str]:
     rows = []
-    with uvicorn_server(env=UNCACHED) as (base, pid):
+    with uvicorn_server(env=UNCACHED, command=("app",), stderr=subprocess.DEVNULL) as (base, pid):
         for mode in Mode:
             _client_run(base, mode, 40)  # warm-up
             for clients in (1, 10):

@@ -1,6 +1,6 @@
 """Connections that send no complete request are closed, and no client holds more than its share:
-uvicorn's h11 protocol with a header timeout and a per-client connection cap (``python -m app``
-serves with it, ``--http app.ops.connections:GuardedH11Protocol``).
+uvicorn's httptools protocol with a header timeout and a per-client connection cap (``python -m
+app`` serves with it, ``--http app.ops.connections:GuardedHttpToolsProtocol``).
 
 uvicorn closes a kept-alive connection only while it stays silent, and never one that has not
 finished its first request, so idle and slowloris connections (a header byte now and then) would
@@ -9,7 +9,7 @@ request's headers, from when it opens and again after each response. And one add
 ``api.max_connections_per_client`` connections open at once in a process: a connection past
 that is answered 429 (problem JSON, ``Retry-After``) and closed before any request is read, so
 one client re-opening connections cannot take every slot (uvicorn's ``limit_concurrency``) from
-the others.
+the others. httptools (C) parses requests rather than h11 (pure Python), as plain uvicorn does.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ import asyncio
 from collections import Counter
 from typing import Any
 
-import h11
 from uvicorn.config import Config
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from app.api.errors import render
@@ -30,7 +29,7 @@ from app.settings import get_settings
 _OPEN: Counter[str] = Counter()  # this process's open connections, per client address
 
 
-class GuardedH11Protocol(H11Protocol):
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def __init__(
         self, config: Config, server_state: ServerState, app_state: dict[str, Any], _loop: asyncio.AbstractEventLoop | None = None
     ) -> None:
@@ -72,14 +71,14 @@ class GuardedH11Protocol(H11Protocol):
         transport.write(b"\r\n".join(head) + b"\r\n\r\n" + bytes(response.body))
         transport.close()
 
-    def handle_events(self) -> None:
-        super().handle_events()
-        if self.cycle is not None and not self.cycle.response_complete:  # a request's headers are in
-            self._disarm()
+    def on_headers_complete(self) -> None:
+        self._disarm()  # a request's headers are in
+        super().on_headers_complete()
 
     def on_response_complete(self) -> None:
-        self._arm()  # the next request's headers are due (a pipelined one disarms it at once)
-        super().on_response_complete()
+        super().on_response_complete()  # starts a pipelined request whose headers are in, if one waits
+        if not self.transport.is_closing() and self.cycle.response_complete:
+            self._arm()  # none waits: the next request's headers are due
 
     def _arm(self) -> None:
         self._disarm()
@@ -92,10 +91,5 @@ class GuardedH11Protocol(H11Protocol):
 
     def _header_timeout(self) -> None:
         self._header_timer = None
-        if self.transport.is_closing():
-            return
-        try:
-            self.conn.send(h11.ConnectionClosed())
-        except h11.LocalProtocolError:  # half a request: nothing to say, just close
-            pass
-        self.transport.close()
+        if not self.transport.is_closing():
+            self.transport.close()

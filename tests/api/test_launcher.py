@@ -46,7 +46,7 @@ def test_limits_come_from_the_settings_and_the_command_line_wins(monkeypatch) ->
         get_settings.cache_clear()
     assert args[0] == "app.main:app"
     assert args[args.index("--timeout-graceful-shutdown") + 1] == "9"
-    assert args[args.index("--http") + 1] == "app.ops.connections:GuardedH11Protocol"
+    assert args[args.index("--http") + 1] == "app.ops.connections:GuardedHttpToolsProtocol"
     assert args[args.index("--timeout-keep-alive") + 1] == "5"
     assert args[-4:] == ["--port", "1234", "--limit-concurrency", "8"]  # later values win in click
     assert "--no-access-log" in args and "--log-config" in args
