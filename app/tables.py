@@ -1,4 +1,4 @@
-"""The app's tables in the concept store: match jobs, evaluation runs, stored value sets, feedback events.
+"""The app's tables in the concept store: match and benchmark jobs, evaluation runs, stored value sets, feedback events.
 
 They share the store's declarative ``Base`` (``indexer/store/models.py``), so the one alembic
 history (``alembic/``) creates and migrates them with the indexer's tables.
@@ -16,22 +16,31 @@ from app.jsontext import ExactJSON
 from indexer.store.models import Base, UTCDateTime
 
 
-class MatchJobRow(Base):
-    """A batch-matching job: the request, its progress, and how it ended. Results are stored a
-    chunk at a time in :class:`MatchJobChunkRow`, so a restarted app resumes where it stopped."""
+class LeasedJob:
+    """The columns of a job that any worker process may run (``app/leases.py``): one claims it,
+    then holds it while it renews ``heartbeat_at``."""
+
+    __tablename__: str
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))  # queued, running, then the kind's ends
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    holder: Mapped[str | None] = mapped_column(String(64))  # the process running it (host:pid:random)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # its holder's last renewal
+
+
+class MatchJobRow(LeasedJob, Base):
+    """A batch-matching job: the request, its progress, and how it ended (done, failed). Results
+    are stored a chunk at a time in :class:`MatchJobChunkRow`, so a restarted app resumes where it stopped."""
 
     __tablename__ = "match_job"
     __table_args__ = (Index("ix_match_job_status", "status"),)
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    status: Mapped[str] = mapped_column(String(16))  # queued, running, done, failed
     request: Mapped[dict[str, Any]] = mapped_column(JSON)
     total: Mapped[int] = mapped_column(Integer)
     done: Mapped[int] = mapped_column(Integer)
     error: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class MatchJobChunkRow(Base):
@@ -43,6 +52,23 @@ class MatchJobChunkRow(Base):
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     sources: Mapped[int] = mapped_column(Integer)
     results: Mapped[list[Any]] = mapped_column(JSON)
+
+
+class BenchmarkJobRow(LeasedJob, Base):
+    """A built-in benchmark run (``POST /benchmarks/{name}/run``): its arguments, progress and
+    how it ended (done, failed, cancelled); ``run_id`` names the stored run once done."""
+
+    __tablename__ = "benchmark_job"
+    __table_args__ = (Index("ix_benchmark_job_status", "status"), Index("ix_benchmark_job_created", "created_at"))
+
+    benchmark: Mapped[str] = mapped_column(String(64))
+    mode: Mapped[str] = mapped_column(String(16))
+    k: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str | None] = mapped_column(String(100))  # the caller's name for the run
+    done: Mapped[int] = mapped_column(Integer)  # items searched
+    total: Mapped[int | None] = mapped_column(Integer)  # items, once the benchmark is built
+    run_id: Mapped[int | None] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text)
 
 
 class EvaluationRunRow(Base):

@@ -1,25 +1,26 @@
-"""Match jobs: persisted in the store, run by one background thread a chunk at a time.
+"""Match jobs: persisted in the store, run a chunk at a time by one background thread in each
+worker process, each job by the one process that claimed it (:mod:`app.leases`).
 
 Each chunk's results and the new progress are written in one transaction, so a job never loses
-finished work: an app that stops or dies leaves the job ``running`` with its chunks saved, and
-the next app start puts it back in the queue and goes on from the first unsaved source. A job
-is tied to the bundle it was accepted on (ids and codes are per bundle): if another bundle is
-served when it runs, it fails and says so.
+finished work: a process that stops hands its job back to the queue, one that dies leaves it
+``running`` until its lease lapses and another process (or the next start) takes it back; either
+way the job goes on from the first unsaved source. A job is tied to the bundle it was accepted
+on (ids and codes are per bundle): if another bundle is served when it runs, it fails and says so.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, func, insert, inspect, select, update
+from sqlalchemy import Engine, func, insert, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.leases import QUEUED, Leases, now
 from app.matching.matcher import Matcher
 from app.matching.request import MatchRequest, resolve
 from app.matching.result import MatchRun, RunInfo, results_from_json, results_to_json
@@ -30,7 +31,8 @@ from indexer.store import StoreReader
 
 log = logging.getLogger("termsearch.jobs")
 
-QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+DONE, FAILED = "done", "failed"  # the ends of a job (queued and running: app.leases)
+POLL_S = 1.0  # an idle worker looks this often for jobs other processes accepted
 
 
 def _job(row: Any) -> Job:
@@ -39,10 +41,6 @@ def _job(row: Any) -> Job:
         row.created_at, row.updated_at, row.finished_at,
         MatchRequest.model_validate(row.request["request"]), RunInfo.from_dict(row.request["info"]),
     )
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -60,19 +58,21 @@ class Job:
 
 
 class JobStore:
-    """The ``match_job`` and ``match_job_chunk`` tables."""
+    """The ``match_job`` and ``match_job_chunk`` tables; ``leases``: the jobs this process holds
+    (a job whose process died is queued again, to go on from its saved chunks)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.leases = Leases(engine, MatchJobRow, expired=lambda: {"status": QUEUED})
 
     def create(self, info: RunInfo, request: MatchRequest) -> None:
-        now = _now()
+        at = now()
         document = {"request": request.model_dump(mode="json"), "info": info.to_dict()}
         with self.engine.begin() as conn:
             conn.execute(
                 insert(MatchJobRow).values(
                     id=info.run_id, status=QUEUED, request=document, total=info.sources, done=0,
-                    error=None, created_at=now, updated_at=now, finished_at=None,
+                    error=None, created_at=at, updated_at=at, finished_at=None,
                 )
             )
 
@@ -99,32 +99,18 @@ class JobStore:
         with self.engine.connect() as conn:
             return conn.scalar(select(func.count()).where(MatchJobChunkRow.job_id == job_id)) or 0
 
-    def save_chunk(self, job_id: str, seq: int, sources: int, results: list[dict[str, Any]]) -> None:
+    def save_chunk(self, job_id: str, seq: int, sources: int, results: list[dict[str, Any]]) -> bool:
+        """A step's results and the new progress, in one transaction, if this process still
+        holds the job; False (nothing written) when it does not."""
         with self.engine.begin() as conn:
+            if not self.leases.held(conn, job_id, done=MatchJobRow.done + sources):
+                return False
             conn.execute(insert(MatchJobChunkRow).values(job_id=job_id, seq=seq, sources=sources, results=results))
-            conn.execute(
-                update(MatchJobRow)
-                .where(MatchJobRow.id == job_id)
-                .values(done=MatchJobRow.done + sources, updated_at=_now())
-            )
+        return True
 
-    def set_status(self, job_id: str, status: str, error: str | None = None) -> None:
-        finished = _now() if status in (DONE, FAILED) else None
-        with self.engine.begin() as conn:
-            conn.execute(
-                update(MatchJobRow)
-                .where(MatchJobRow.id == job_id)
-                .values(status=status, error=error, updated_at=_now(), finished_at=finished)
-            )
-
-    def requeue_unfinished(self) -> list[str]:
-        """Jobs a previous process left running go back to the queue; every queued job's id,
-        oldest first."""
-        with self.engine.begin() as conn:
-            conn.execute(update(MatchJobRow).where(MatchJobRow.status == RUNNING).values(status=QUEUED, updated_at=_now()))
-            return list(
-                conn.scalars(select(MatchJobRow.id).where(MatchJobRow.status == QUEUED).order_by(MatchJobRow.created_at))
-            )
+    def finish(self, job_id: str, status: str, error: str | None = None) -> bool:
+        """End a job this process holds: ``done``, or ``failed`` with the caller's message."""
+        return self.leases.end(job_id, status=status, error=error, finished_at=now())
 
 
 class JobError(Exception):
@@ -132,12 +118,13 @@ class JobError(Exception):
 
 
 class JobRunner:
-    """One worker thread working through queued jobs, oldest first.
+    """One worker thread working through queued jobs, oldest first: those this process accepted
+    at once (:meth:`wake`), those another process accepted within ``POLL_S``.
 
-    Start-up never waits on the store: the worker itself requeues the jobs a previous process
-    left unfinished, and retries (backing off up to ``max_retry_s``) while the store cannot be
-    used. A store error during a job pauses the worker the same way; the job keeps its saved
-    chunks and goes on once the store answers. Any other failure ends that job, never the worker.
+    Start-up never waits on the store: the worker retries (backing off up to ``max_retry_s``)
+    while the store cannot be used. A store error during a job pauses the worker the same way;
+    once the store answers the job goes back to the queue, keeping its saved chunks, and goes on
+    in whichever process claims it. Any other failure ends that job, never the worker.
     """
 
     def __init__(
@@ -154,7 +141,7 @@ class JobRunner:
         self.settings = settings
         self.max_retry_s = max_retry_s
         self.error: str | None = None  # why jobs cannot run now (the store), for callers
-        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._work, name="match-jobs", daemon=True)
 
@@ -163,18 +150,25 @@ class JobRunner:
         return self._thread.is_alive()
 
     def start(self) -> None:
+        self.store.leases.start()
         self._thread.start()
 
-    def submit(self, job_id: str) -> None:
-        self._queue.put(job_id)
+    def wake(self) -> None:
+        """A job was accepted here: look for it now rather than at the next poll."""
+        self._wake.set()
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Stop after the chunk in progress (its results are saved); unfinished jobs stay
-        ``running`` in the store and are resumed by the next start."""
+        """Stop after the chunk in progress (its results are saved); the job goes back to the
+        queue, for another process or the next start."""
         self._stop.set()
-        self._queue.put(None)
+        self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout)
+        self.store.leases.stop()
+        try:
+            self.store.leases.release()
+        except SQLAlchemyError as exc:  # its lease lapses instead, and another process takes it back
+            log.warning("match job not handed back: the store failed (%s)", type(exc).__name__)
 
     def _work(self) -> None:
         failures = 0  # store failures in a row: the wait before the next try doubles up to max_retry_s
@@ -182,13 +176,21 @@ class JobRunner:
             if not self._recover():
                 failures = min(failures + 1, 16)
                 continue
-            while (job_id := self._queue.get()) is not None:
-                if not self._step(job_id):
-                    failures = min(failures + 1, 16)
+            while not self._stop.is_set():
+                self._wake.clear()
+                try:
+                    job_id = self.store.leases.claim()
+                except SQLAlchemyError:
                     break
-                failures = 0
+                if job_id is None:
+                    self._wake.wait(POLL_S)
+                elif self._step(job_id):
+                    failures = 0
+                else:
+                    break
             else:  # stop() was called
                 return
+            failures = min(failures + 1, 16)
 
     def _step(self, job_id: str) -> bool:
         """Run one job; False when the store failed (the worker then recovers and resumes it)."""
@@ -204,29 +206,25 @@ class JobRunner:
                 log.exception("match job %s failed", job_id)
                 message = f"the job failed on an internal error (logged under job {job_id}); submit it again"
             try:
-                self.store.set_status(job_id, FAILED, message)
+                self.store.finish(job_id, FAILED, message)
             except SQLAlchemyError:  # it runs again once the store is back, and fails the same way
                 return False
         return True
 
     def _recover(self) -> bool:
-        """Requeue what is unfinished in the store; False (and ``error`` set) while it cannot be used."""
+        """Hand back the job a store failure interrupted, and those of processes that died;
+        False (and ``error`` set) while the store cannot be used."""
         try:
-            pending = self.store.requeue_unfinished()
+            self.store.leases.release()
+            self.store.leases.expire()
         except SQLAlchemyError as exc:
             error = self._diagnose()
             if error != self.error:
                 log.error("match jobs paused: %s (%s)", error, type(exc).__name__)
             self.error = error
             return False
-        while not self._queue.empty():  # every queued job is in ``pending``, oldest first
-            if self._queue.get_nowait() is None:
-                self._queue.put(None)
-                return True
-        for job_id in pending:
-            self._queue.put(job_id)
-        if self.error or pending:
-            log.info("match jobs running; %d queued", len(pending))
+        if self.error:
+            log.info("match jobs running again")
         self.error = None
         return True
 
@@ -241,23 +239,24 @@ class JobRunner:
 
     def _run(self, job_id: str) -> None:
         job = self.store.get(job_id)
-        if job is None or job.status != QUEUED:
-            return
+        assert job is not None  # claimed, so stored (match jobs are never deleted)
         resolved = resolve(job.request, self._current(job), self.settings, self.settings.match.max_job_sources)
-        self.store.set_status(job_id, RUNNING)
         seq, done, size = self.store.chunks(job_id), job.done, self.settings.match.job_chunk
         matcher = Matcher(self._current(job))
         while done < len(resolved.sources):
-            if self._stop.is_set():
+            if self._stop.is_set():  # stop() hands the job back
                 return
             batch = resolved.sources[done : done + size]
             if (service := self._current(job)) is not matcher.service:  # a reloaded copy of the same bundle
                 matcher = Matcher(service)
             request = job.request
             results = matcher.match(batch, resolved.target, request.k, request.min_score, request.mode, request.min_confidence)
-            self.store.save_chunk(job_id, seq, len(batch), results_to_json(results))
+            if not self.store.save_chunk(job_id, seq, len(batch), results_to_json(results)):
+                log.warning("match job %s was taken back from this process (its lease lapsed)", job_id)
+                self.store.leases.end(job_id)
+                return
             seq, done = seq + 1, done + len(batch)
-        self.store.set_status(job_id, DONE)
+        self.store.finish(job_id, DONE)
 
     def _current(self, job: Job) -> SearchService:
         service = self._service()

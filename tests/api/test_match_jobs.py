@@ -213,11 +213,10 @@ def test_a_job_on_a_bundle_no_longer_served_fails_and_says_why(chunked: Settings
         _wait(client, location, lambda j: j["status"] == "done")
         job_id = location.rsplit("/", 1)[1]
         job = runner.store.get(job_id)
-        runner.store.set_status(job_id, "queued")
-        with runner.store.engine.begin() as conn:  # as if accepted on an older bundle
+        with runner.store.engine.begin() as conn:  # queued again, as if accepted on an older bundle
             document = {"request": job.request.model_dump(mode="json"), "info": {**job.info.to_dict(), "bundle_id": "old"}}
-            conn.execute(update(MatchJobRow).where(MatchJobRow.id == job_id).values(request=document))
-        runner.submit(job_id)
+            conn.execute(update(MatchJobRow).where(MatchJobRow.id == job_id).values(request=document, status="queued"))
+        runner.wake()
         failed = _wait(client, location, lambda j: j["status"] == "failed")
         serving = client.app.state.service.bundle.id
         assert failed["error"] == f"the job was accepted on bundle old, now {serving} is served; submit it again"

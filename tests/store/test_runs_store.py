@@ -10,7 +10,8 @@ from alembic.migration import MigrationContext
 
 import app.tables  # noqa: F401 - the app's tables on Base.metadata
 from app.evaluations.runs import RunStore
-from app.matching.jobs import DONE, QUEUED, RUNNING, JobStore
+from app.leases import QUEUED, RUNNING
+from app.matching.jobs import DONE, JobStore
 from app.matching.request import MatchMode, MatchRequest, SourceConcept
 from app.matching.result import RunInfo, SystemInfo
 from app.search.values import Mode
@@ -29,7 +30,7 @@ def test_migrations_create_exactly_the_models(store_url: str) -> None:
         assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
     downgrade(store_url, "0001")
     with engine.connect() as conn:
-        assert {"match_job", "match_job_chunk", "evaluation_run"}.isdisjoint(conn.dialect.get_table_names(conn))
+        assert {"match_job", "match_job_chunk", "evaluation_run", "benchmark_job"}.isdisjoint(conn.dialect.get_table_names(conn))
     engine.dispose()
 
 
@@ -47,15 +48,17 @@ def test_job_round_trip_and_requeue(store_url: str) -> None:
     request = MatchRequest(target_system="toy", concepts=[SourceConcept(id="a", labels=["x"]), SourceConcept(id="b", labels=["y"])])
     store.create(_info("job-1", 2), request)
     store.create(_info("job-2", 2), request)
-    store.set_status("job-1", RUNNING)
-    store.save_chunk("job-1", 0, 1, [{"id": "a", "label": "x", "candidates": []}])
+    assert store.leases.claim() == "job-1"  # the oldest
+    assert store.save_chunk("job-1", 0, 1, [{"id": "a", "label": "x", "candidates": []}])
     job = store.get("job-1")
     assert (job.status, job.done, job.total, job.request, job.info) == (RUNNING, 1, 2, request, _info("job-1", 2))
     assert job.created_at.tzinfo is not None and job.created_at.utcoffset() == UTC.utcoffset(None)
-    assert store.requeue_unfinished() == ["job-1", "job-2"]  # the running one is queued again, oldest first
+    store.leases.release()  # this process stops: the job is queued again, its chunk kept
     assert store.get("job-1").status == QUEUED and store.chunks("job-1") == 1
-    store.save_chunk("job-1", 1, 1, [{"id": "b", "label": "y", "candidates": []}])
-    store.set_status("job-1", DONE)
+    assert not store.save_chunk("job-1", 1, 1, [])  # no longer held: nothing is written
+    assert store.leases.claim() == "job-1"
+    assert store.save_chunk("job-1", 1, 1, [{"id": "b", "label": "y", "candidates": []}])
+    assert store.finish("job-1", DONE)
     done = store.get("job-1")
     assert (done.status, done.done, done.finished_at is not None) == (DONE, 2, True)
     assert [r.id for r in store.run(done).results] == ["a", "b"]

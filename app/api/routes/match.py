@@ -99,7 +99,7 @@ def submit_job(body: MatchRequest, service: ServiceDep, settings: SettingsDep, j
     resolved = resolve(body, service, settings, settings.match.max_job_sources)
     info = RunInfo.of(str(uuid.uuid4()), body, resolved, service)
     jobs.store.create(info, body)
-    jobs.submit(info.run_id)
+    jobs.wake()
     job = jobs.store.get(info.run_id)
     assert job is not None
     location = f"/match/jobs/{job.id}"
