@@ -21,6 +21,7 @@ from app.search.scope import Scope
 from app.search.values import Mode, Ranked, Ranking
 from evaluation import benchmarks
 from evaluation.benchmarks import BenchmarkSpec
+from indexer.store import StoreReader
 
 RANKINGS = {
     "fast heart rate": ["T:3", "T:2", "T:4", "T:1"],  # gold T:2 at rank 2
@@ -234,11 +235,11 @@ def test_a_malformed_csv_upload_names_its_line(client: TestClient, text: str, co
     assert (response.status_code, response.json()["detail"]) == (status, detail)
 
 
-def test_benchmark_runs_wait_in_a_bounded_queue() -> None:
+def test_benchmark_runs_wait_in_a_bounded_queue(toy_reader: StoreReader) -> None:
     from app.errors import RateLimited
     from app.evaluations.jobs import BenchmarkJobs
 
-    jobs = BenchmarkJobs(lambda: None, None, {})  # type: ignore[arg-type]  # not started: every run stays queued
+    jobs = BenchmarkJobs(lambda: None, toy_reader, {})  # not started: every run stays queued
     jobs.submit("hpo-synonyms", Mode.HYBRID, 10, None, max_queued=2)
     jobs.submit("hpo-synonyms", Mode.HYBRID, 10, None, max_queued=2)
     with pytest.raises(RateLimited) as refused:
@@ -249,7 +250,7 @@ def test_benchmark_runs_wait_in_a_bounded_queue() -> None:
     assert refused.value.headers == {"Retry-After": "30"}
 
 
-def test_a_run_failed_by_the_store_says_so_without_naming_its_host() -> None:
+def test_a_run_failed_by_the_store_says_so_without_naming_its_host(toy_reader: StoreReader) -> None:
     from sqlalchemy.exc import OperationalError
 
     from app.evaluations.jobs import BenchmarkJobs
@@ -257,13 +258,14 @@ def test_a_run_failed_by_the_store_says_so_without_naming_its_host() -> None:
     def unreachable() -> None:
         raise OperationalError("SELECT 1", {}, Exception('connection to server at "db.internal" (10.0.0.5), port 5432 failed'))
 
-    jobs = BenchmarkJobs(unreachable, None, {})  # type: ignore[arg-type]
+    jobs = BenchmarkJobs(unreachable, toy_reader, {})  # type: ignore[arg-type]
     job = jobs.submit("hpo-synonyms", Mode.HYBRID, 10, None, max_queued=2)
     jobs.start()
     try:
         deadline = time.monotonic() + 10
-        while job.finished_at is None and time.monotonic() < deadline:
+        while (stored := jobs.get(job.id)) is not None and stored.finished_at is None and time.monotonic() < deadline:
             time.sleep(0.01)
     finally:
         jobs.stop()
-    assert (job.status, job.error) == ("failed", f"the store failed during the run (logged under job {job.id}); submit it again")
+    assert stored is not None and stored.status == "failed"
+    assert stored.error == f"the store failed during the run (logged under job {job.id}); submit it again"

@@ -237,7 +237,7 @@ def list_benchmark_jobs(
     jobs: BenchmarkJobsDep,
     limit: Annotated[int, Query(description="How many jobs, newest first (1 to 200)", **documented(minimum=1, maximum=200))] = 50,
 ) -> list[dict[str, Any]]:
-    """This process's benchmark jobs, newest first, with status and progress."""
+    """The benchmark jobs, newest first, with status and progress (the last 200 finished are kept)."""
     check_range(limit, 1, 200, "limit")
     return [job.to_json() for job in jobs.latest(limit)]
 
