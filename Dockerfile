@@ -69,7 +69,8 @@ USER 10001:10001
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/health', timeout=4)"]
-# Workers per container: WEB_CONCURRENCY (uvicorn reads it); more throughput: more api replicas.
+# Workers per container: TERMSEARCH_API__WORKERS (default: one per core in the container's cpuset);
+# more throughput: more api replicas.
 # python -m app: uvicorn with TERMSEARCH_API__LIMIT_CONCURRENCY and __GRACEFUL_SHUTDOWN_S (SIGTERM
 # drains in-flight requests), JSON logs, one access line per request (docs/OPERATIONS.md).
 CMD ["python", "-m", "app", "--host", "0.0.0.0", "--port", "8000", "--log-config", "docker/logging.json", "--proxy-headers", "--forwarded-allow-ips", "*"]

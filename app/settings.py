@@ -6,6 +6,7 @@ Read from the same ``TERMSEARCH_*`` environment variables: ``TERMSEARCH_SEARCH__
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 
@@ -108,6 +109,14 @@ class FeedbackSettings(BaseModel):
 PLACEHOLDER_KEY = "change-me-to-a-long-random-key"  # the example key in .env.example: refused
 
 
+def usable_cpus() -> int:
+    """The cores this process may run on (its CPU affinity, e.g. a container's cpuset), where the
+    platform says; else every core."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 class ApiSettings(BaseModel):
     """How the HTTP API protects itself (docs/OPERATIONS.md). Defaults: auth and rate limiting off."""
 
@@ -134,6 +143,10 @@ class ApiSettings(BaseModel):
     auth_failures_global_per_s: float = Field(default=20.0, gt=0)
     auth_failure_global_burst: int = Field(default=200, ge=1)
     auth_trust_s: float = Field(default=3600.0, gt=0)
+    # uvicorn worker processes (python -m app): one per usable core by default, since a worker is
+    # held to about one core by the GIL under concurrent load; they share the bundle's mapped files
+    # and the store (jobs), and each has its own memory, limits and counters (docs/OPERATIONS.md).
+    workers: int = Field(default_factory=usable_cpus, ge=1)
     # uvicorn (python -m app): connections open at once (then 503), seconds to drain on shutdown,
     # seconds a kept-alive connection may stay silent, seconds a connection has to send a
     # request's headers (from when it opens, and after each response), pending connections.

@@ -50,6 +50,20 @@ def test_limits_come_from_the_settings_and_the_command_line_wins(monkeypatch) ->
     assert args[args.index("--timeout-keep-alive") + 1] == "5"
     assert args[-4:] == ["--port", "1234", "--limit-concurrency", "8"]  # later values win in click
     assert "--no-access-log" in args and "--log-config" in args
+    assert args[args.index("--workers") + 1] == str(len(os.sched_getaffinity(0)))  # a worker per usable core
+
+
+def test_workers_come_from_the_settings_and_the_command_line_wins(monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("TERMSEARCH_API__WORKERS", "3")
+    from app.settings import get_settings
+
+    get_settings.cache_clear()
+    try:
+        args = uvicorn_args(["--workers", "5"])
+    finally:
+        get_settings.cache_clear()
+    assert args[args.index("--workers") + 1] == "3"
+    assert args[-2:] == ["--workers", "5"]  # click keeps the last
 
 
 def test_sigterm_drains_the_request_in_flight(tmp_path) -> None:
@@ -104,7 +118,11 @@ def _launched(tmp_path, settings: dict[str, str]) -> Iterator[tuple[str, int]]: 
     """``python -m app`` (no bundle, bundle checks off) with these settings, once it answers:
     (base URL, port); killed on leaving."""
     port = free_port()
-    env = {**os.environ, "TERMSEARCH_DATA_DIR": str(tmp_path), "TERMSEARCH_API__BUNDLE_CHECK_S": "0", **settings}
+    # One worker: connection caps and timeouts are per process (several: tests/api/test_workers.py).
+    env = {
+        **os.environ, "TERMSEARCH_DATA_DIR": str(tmp_path), "TERMSEARCH_API__BUNDLE_CHECK_S": "0",
+        "TERMSEARCH_API__WORKERS": "1", **settings,
+    }  # fmt: skip
     server = subprocess.Popen(
         [sys.executable, "-m", "app", "--host", "127.0.0.1", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
     )
