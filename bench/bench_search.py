@@ -74,7 +74,7 @@ def over_http(requests: int) -> tuple[list[str], str]:
                 p = percentiles(samples)
                 rows.append(f"| HTTP | {mode} | {clients} | {p['p50']} | {p['p99']} | {len(samples) / elapsed:.0f} |")
         rss, peak = rss_mib(pid)
-    return rows, f"Serving process RSS after the run: {rss:.0f} MiB (peak {peak:.0f} MiB)."
+    return rows, f"Serving processes' RSS after the run (the launcher and its workers): {rss:.0f} MiB (peak {peak:.0f} MiB)."
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from typing import IO
 
 import httpx
 import numpy as np
+import psutil
 
 DATA = Path(__file__).with_name("data")  # the query sets
 GoldItem = tuple[str, str, tuple[str, ...]]  # query, kind, accepted codes (a code or a prefix of codes)
@@ -70,8 +71,11 @@ def memory_mib(pid: int, *fields: str) -> tuple[float, ...]:
 
 
 def rss_mib(pid: int) -> tuple[float, float]:
-    """(current RSS, peak RSS) of a process in MiB."""
-    return memory_mib(pid, "VmRSS", "VmHWM")  # type: ignore[return-value]
+    """(current RSS, peak RSS) in MiB of a process and its descendants together (``python -m app``'s
+    uvicorn workers: pages they share, such as the bundle's mapped files, count once per process)."""
+    pids = [pid, *(child.pid for child in psutil.Process(pid).children(recursive=True))]
+    now, peak = zip(*(memory_mib(each, "VmRSS", "VmHWM") for each in pids), strict=True)
+    return sum(now), sum(peak)
 
 
 def read_once(path: Path) -> None:
@@ -95,7 +99,7 @@ def uvicorn_server(
     env: dict[str, str] | None = None,
     timeout_s: float = 120,
     command: Sequence[str] = UVICORN,
-    stderr: IO[bytes] | None = None,
+    stderr: IO[bytes] | int | None = None,
 ) -> Iterator[tuple[str, int]]:
     """Serve ``python -m {command}`` (default: uvicorn over ``app.main:app``; ``("app",)`` is the
     production launcher) on a free loopback port; yields (base URL, server pid)."""
