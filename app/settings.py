@@ -45,6 +45,11 @@ class SearchSettings(BaseModel):
     # without billable codes (HPO): ICD-10-CM's codes are chosen by the descent. 0.1 measured best
     # on the built-in HPO lay and synonym benchmarks (bench/RESULTS.md, "Ascent to the parent").
     ascent_margin: float = Field(default=0.1, ge=0, le=1)
+    # The details a query states (side, encounter, numbers, with/without: app/search/details.py) are
+    # weighed for the candidates whose labels score within this many logits of the best's and for
+    # their kin (a shared parent or grandparent), so that they choose among near siblings and never
+    # lift a concept that agrees by its side alone (app/search/features.py; bench_detail_margin.py).
+    detail_margin: float = Field(default=0.5, ge=0)
     # Rankings kept per worker, least recently used dropped (a bundle's own: a new bundle starts
     # empty): a repeated query (a form re-asking, a keystroke typed back) is answered from it.
     # 0 = none (benchmarks of the computation set it).

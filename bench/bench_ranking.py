@@ -156,7 +156,9 @@ def _fit_groups(service: SearchService, items: list[Item]) -> list[tuple[np.ndar
     return groups
 
 
-def _reliability(confidence: np.ndarray, correct: np.ndarray, bins: int = 10) -> tuple[float, list[str]]:
+def reliability(confidence: np.ndarray, correct: np.ndarray, bins: int = 10) -> tuple[float, list[str]]:
+    """Expected calibration error of ``confidence`` against ``correct`` over equal-width bins, and a
+    table row per bin (range, rows, mean confidence, share right)."""
     edges = np.linspace(0, 1, bins + 1)
     lines, ece = [], 0.0
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
@@ -212,14 +214,14 @@ def main() -> None:
         above = hits.get((system, kind, "above threshold"))
         lines.append(f"| {system} | {kind} | {n} | " + " | ".join(cells) + f" | {np.mean(above):.3f} |" if above else
                      f"| {system} | {kind} | {n} | " + " | ".join(cells) + " | |")
-    ece, reliability = _reliability(np.asarray(top_conf), np.asarray(top_correct))
+    ece, bins = reliability(np.asarray(top_conf), np.asarray(top_correct))
     body = "\n".join([
         f"Bundle {service.bundle.id}, encoder {service.encoder.id}; calibration: {service.calibration.fitted_on}.",
         f"Test split: {len(items)} items ({args.per_kind} per kind and system; codes and negatives a quarter of that).",
         f"Confidence threshold {threshold}: the last column is the share of queries with no right answer whose top row reaches it.",
         "", *lines, "",
         f"Calibration of the top row (hybrid), expected calibration error {ece:.3f}:", "",
-        "| confidence | rows | mean confidence | share right |", "|---|---|---|---|", *reliability, "",
+        "| confidence | rows | mean confidence | share right |", "|---|---|---|---|", *bins, "",
         "In-process latency per query, ms (p50 / p95): "
         + ", ".join(f"{m} {np.percentile(v, 50):.1f} / {np.percentile(v, 95):.1f}" for m, v in latency.items()),
     ])

@@ -37,6 +37,7 @@ from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
 from app.search.values import Mode  # noqa: E402
 from app.settings import Settings  # noqa: E402
+from bench.bench_ranking import reliability  # noqa: E402
 from bench.common import GoldItem, labels_by_source, read_gold, record  # noqa: E402
 from indexer.lexical.normalise import fold  # noqa: E402
 
@@ -85,13 +86,18 @@ def evaluate(
     mode: Mode,
     added: set[str],
     misses: list[str] | None = None,
+    top: list[tuple[float, bool]] | None = None,
 ) -> dict[tuple[str, int], list[float]]:
+    """Hits@1 and @10 per kind (and "all", and "strict" @1); each top row's (confidence, right)
+    into ``top`` when given."""
     bundle = service.bundle
     hits: dict[tuple[str, int], list[float]] = defaultdict(list)
     for query, kind, accepted in items:
         ranking = service.rank(query, Scope((system,), exclude_labels=excluded), 10, mode)
         codes = [bundle.concepts[r.row].code for r in ranking.rows]
         found = [any(code.startswith(a) for a in accepted) for code in codes]
+        if top is not None:
+            top.append((ranking.rows[0].confidence, found[0]) if ranking.rows else (0.0, False))
         for group in (kind, "all"):
             for k in (1, 10):
                 hits[(group, k)].append(float(any(found[:k])))
@@ -122,11 +128,14 @@ def main() -> None:
         items, added = kept_items(service, sets[system], system, args.per_kind)
         kinds = list(dict.fromkeys(kind for _, kind, _ in items))
         rows, served = [], {}
+        top: list[tuple[float, bool]] = []
         for name, (excluded, grammar) in configurations(service, args.quick).items():
             service.settings.grammar = grammar
             for mode in tuple(Mode) if name == "all (served)" else (Mode.HYBRID,):
                 started = time.perf_counter()
-                hits = evaluate(service, system, items, excluded, mode, added, misses if name == "all (served)" else None)
+                served_hybrid = name == "all (served)" and mode is Mode.HYBRID
+                shown = misses if name == "all (served)" else None
+                hits = evaluate(service, system, items, excluded, mode, added, shown, top if served_hybrid else None)
                 if name == "all (served)":
                     served[mode] = {kind: float(np.mean(hits[(kind, 1)])) for kind in (*kinds, "all")}
                 took = (time.perf_counter() - started) * 1000 / len(items)
@@ -136,6 +145,7 @@ def main() -> None:
                 rows.append(f"| {name} | {mode.value} | " + " | ".join(cells) + f" | {took:.1f} |")
         service.settings.grammar = settings.search.grammar
         below = below_a_channel(served)
+        ece, _ = reliability(np.asarray([c for c, _ in top]), np.asarray([r for _, r in top], dtype=float))
         losses += [f"{system} {line}" for line in below]
         counts = ", ".join(f"{kind} {sum(1 for _, k, _ in items if k == kind)}" for kind in kinds)
         header = " | ".join(f"{g} @{k}" for g in (*kinds, "all") for k in (1, 10))
@@ -148,6 +158,9 @@ def main() -> None:
             *rows,
             "",
             "Hybrid below a single channel at 1: " + ("; ".join(below) if below else "on no kind") + ".",
+            "",
+            f"Calibration of the served top row: expected calibration error {ece:.3f} over {len(top)} queries "
+            "(10 bins; the ranker was fitted on generated items, never on this set).",
             "",
         ]
     body = "\n".join([f"Bundle {service.bundle.id}.", "", *sections])

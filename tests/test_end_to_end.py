@@ -183,6 +183,25 @@ def test_he_is_not_read_as_hepatic_encephalopathy(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(
+    ("query", "system", "expected"),
+    [
+        ("bilateral epicanthal folds", "hpo", "HP:0000286"),  # Epicanthus, not Bilateral cleft lip / palmar creases
+        ("left sided ptosis", "hpo", "HP:0007687"),  # Unilateral ptosis, not HPO's laterality term Left
+        ("stone in the left ureter", "icd10cm", "N20.1"),  # Calculus of ureter, not Benign neoplasm of left ureter
+        ("left renal cyst", "icd10cm", "N28.1"),  # Cyst of kidney, not Malignant neoplasm of left kidney
+        ("SNHL AS", "icd10cm", "H90.42"),  # the sided code beside the unspecified one the abbreviation names
+    ],
+)
+def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
+    client: TestClient, query: str, system: str, expected: str
+) -> None:
+    """Detail agreement weighs only for the candidates near the best by their labels and their kin
+    (search.detail_margin): a concept that agrees by its side alone ("Bilateral cleft lip", a left
+    ureter's neoplasm) is not lifted above what the rest of the query names."""
+    assert _top(client, query, system, k=1) == [expected]
+
+
+@pytest.mark.parametrize(
     ("query", "params", "expected", "within"),
     [
         ("T2DM", {"system": "icd10cm", "billable": "true"}, "E11.9", 1),

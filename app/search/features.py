@@ -21,10 +21,11 @@ DETAIL_DEPTH = 60  # candidates, best by their labels, whose names' details are 
 
 
 class FeatureScorer:
-    def __init__(self, bundle: Bundle, calibration: Calibration, ordinary: frozenset[str]) -> None:
+    def __init__(self, bundle: Bundle, calibration: Calibration, ordinary: frozenset[str], detail_margin: float) -> None:
         self.bundle = bundle
         self.calibration = calibration
         self.ordinary = ordinary  # abbreviations that are ordinary words: matched only in capitals
+        self.detail_margin = detail_margin  # search.detail_margin
         self.details = lru_cache(maxsize=50_000)(self._details_of)
 
     @property
@@ -46,10 +47,18 @@ class FeatureScorer:
         labels, shown, via = self._label_features(asked, rows, code_rows, left_out, by_cosine)
         details = np.zeros((len(rows), len(DETAIL_FEATURES)), np.float32)
         details[:, -1] = self.bundle.billable[rows]  # the last detail feature
-        # Details decide among the candidates whose labels match best: the others' are not worked out.
+        # Details decide among near siblings: the candidates whose labels score within the margin of
+        # the best's, and those one is a parent or a sibling of ("SNHL AS": H90.42 beside H90.5), so
+        # that a detail never lifts a concept that only agrees by it ("right ureteral stone" is no
+        # "Malignant neoplasm of right ureter", "b/l epicanthal folds" no "Bilateral cleft lip").
         logit = labels @ np.asarray(self.calibration.weights[: len(LABEL_FEATURES)], dtype=np.float32)
-        for i in np.argsort(-logit, kind="stable")[:DETAIL_DEPTH].tolist():
-            details[i] = agreement(stated, self.details(int(rows[i])), bool(self.bundle.billable[rows[i]]))
+        order = np.argsort(-logit, kind="stable")[:DETAIL_DEPTH].tolist()
+        floor = logit.max(initial=0.0) - self.detail_margin
+        near = {int(rows[i]) for i in order if logit[i] >= floor}
+        kin = near | self._above(near)
+        for i in order:
+            if logit[i] >= floor or not kin.isdisjoint(self._above({int(rows[i])})):
+                details[i] = agreement(stated, self.details(int(rows[i])), bool(self.bundle.billable[rows[i]]))
         return np.hstack([labels, details]), shown, via
 
     def naming_every_word(self, query_tokens: list[str], rows: np.ndarray) -> np.ndarray:
@@ -65,6 +74,12 @@ class FeatureScorer:
         named = np.zeros(len(rows), dtype=bool)
         named[owner[holds]] = True
         return named
+
+    def _above(self, rows: set[int]) -> set[int]:
+        """The parents and grandparents of ``rows``."""
+        parents = self.bundle.concepts.parents
+        up = {parent for row in rows for parent in parents[row].tolist()}
+        return up | {grandparent for row in up for grandparent in parents[row].tolist()}
 
     def _details_of(self, row: int) -> Details:
         """The details a concept's name carries (cached as :attr:`details`)."""

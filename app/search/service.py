@@ -52,7 +52,7 @@ class SearchService:
         self.rewriter = QueryRewriter(bundle, settings)
         self.channels = Channels(bundle, encoder, settings)
         calibration = calibration or Calibration.of_bundle(bundle)
-        self.scorer = FeatureScorer(bundle, calibration, self.rewriter.ordinary)
+        self.scorer = FeatureScorer(bundle, calibration, self.rewriter.ordinary, settings.detail_margin)
         self.descent = Descent(bundle, detail_weights(calibration.weights), self.scorer.details, settings.ascent_margin)
         self.rankings: LRUCache[Hashable, Ranking] = LRUCache(maxsize=max(settings.ranking_cache, 1))
         self._rankings_lock = threading.Lock()

@@ -29,6 +29,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "bench_autocomplete": ("--phrases", "2"),
     "bench_build": ("--concepts", "20"),
     "bench_builtin": (),
+    "bench_detail_margin": ("--margins", "1e9,0.5", "--per-kind", "2"),
     "bench_encoder": ("--labels", "16", "--batch-size", "8", "--threads", "1", "--repeats", "1"),
     "bench_everyday": ("--per-kind", "3"),
     "bench_expand": ("--requests", "5", "--duration", "0.5"),
