@@ -32,7 +32,7 @@ from app.search.service import SearchService
 from app.search.values import Mode
 from app.settings import Settings
 from bench import bench_everyday, bench_understanding
-from bench.bench_ranking import Item, _items
+from bench.bench_ranking import Item, generated_items
 from bench.common import read_gold, record
 
 
@@ -114,8 +114,8 @@ def main() -> None:
     settings.search.ranking_cache = 0
     service = open_search_service(settings)
     started = time.perf_counter()
-    fitting = labelled(service, _items(service, "fit", args.per_kind), "fit")
-    tests = labelled(service, _items(service, "test", args.per_kind), "bench_ranking test") + gold_sets(
+    fitting = labelled(service, generated_items(service, "fit", args.per_kind), "fit")
+    tests = labelled(service, generated_items(service, "test", args.per_kind), "bench_ranking test") + gold_sets(
         service, args.set_per_kind
     )
     collected = time.perf_counter() - started

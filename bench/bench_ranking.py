@@ -76,7 +76,7 @@ class Item:
     exclude_labels: frozenset[int] = frozenset()
 
 
-def _items(service: SearchService, split: str, per_kind: int) -> list[Item]:
+def generated_items(service: SearchService, split: str, per_kind: int) -> list[Item]:
     bundle = service.bundle
     rng = random.Random(f"bench-ranking-{split}")
     by_text: dict[str, list[int]] = defaultdict(list)
@@ -179,13 +179,13 @@ def main() -> None:
     settings = Settings()
     service = open_search_service(settings)
     if args.fit:
-        fit_items = _items(service, "fit", args.per_kind)
+        fit_items = generated_items(service, "fit", args.per_kind)
         groups = _fit_groups(service, fit_items)
         calibration = fit(groups, f"bench_ranking fit split: {len(fit_items)} items, bundle {service.bundle.id}")
         calibration.save(default_model_dir(settings.encoder) / CALIBRATION_FILE)  # the next build carries it
         service.calibration = calibration
         print(f"fitted on {len(fit_items)} items: {calibration}")
-    items = _items(service, "test", args.per_kind)
+    items = generated_items(service, "test", args.per_kind)
     threshold = settings.search.confidence_threshold
     hits: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     top_conf, top_correct, latency = [], [], defaultdict(list)

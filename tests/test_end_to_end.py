@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
+from app.settings import Settings
 from tests.real_data import ROOT, indexer, real_client
 
 pytestmark = pytest.mark.model
@@ -104,7 +105,7 @@ def test_misspellings_and_typed_codes_find_their_concept(client: TestClient) -> 
 
 
 def test_only_meaningful_queries_pass_the_default_threshold(client: TestClient) -> None:
-    threshold = {"min_confidence": 0.3}
+    threshold = {"min_confidence": Settings().search.confidence_threshold}
     for nonsense in ("asdfgh qwerty", "how to bake bread"):
         assert client.get("/search", params={"q": nonsense, **threshold}).json()["results"] == []
     rows = client.get("/search", params={"q": "fast heart rate", "system": "hpo", **threshold}).json()["results"]

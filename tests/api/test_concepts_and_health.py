@@ -60,7 +60,17 @@ def test_health_and_ready(client: TestClient) -> None:
     assert body["checks"]["bundle"]["encoder"] == "fake-hash-32"
     ranker = body["checks"]["bundle"]["ranker"]  # the feature set and the model version travel with the bundle
     shipped = Calibration.load()
-    assert ranker == {"model": "logistic", "version": shipped.version, "features": list(FEATURES), "fitted_on": shipped.fitted_on}
+    assert ranker == {
+        "model": "logistic",
+        "version": shipped.version,
+        "features": list(FEATURES),
+        "fitted_on": shipped.fitted_on,
+        "recalibration": {
+            "scale": shipped.recalibration[0],
+            "offset": shipped.recalibration[1],
+            "fitted_on": shipped.recalibrated_on,
+        },
+    }
     assert len(ranker["version"]) == 12 and Calibration(shipped.weights, shipped.bias + 1).version != ranker["version"]
     assert body["checks"]["store"] == {"up": True}
 

@@ -205,7 +205,7 @@ def test_sssom_is_valid_and_carries_every_source(client: TestClient, caplog: pyt
         assert found["confidence"].between(0, 1).all() and found["similarity_score"].between(0, 1).all()
         # Only a confident top candidate is asserted; the others are candidates for review.
         for row in table:
-            close = row["rank"] == "1" and float(row["confidence"]) >= 0.3
+            close = row["rank"] == "1" and float(row["confidence"]) >= Settings().search.confidence_threshold
             assert row["predicate_id"] == ("skos:closeMatch" if close else "skos:relatedMatch")
             assert row["reviewer_id"] == row["reviewer_label"] == ""
         empty = {f"local:{r['id']}" for r in as_json["results"] if not r["candidates"]}

@@ -113,7 +113,7 @@ def test_a_finished_job_answers_a_review_sheet(chunked: Settings) -> None:
         assert [(row["source_id"], row["rank"], row["target_code"]) for row in rows if row["rank"]] == expected
         for row in rows:
             assert row["decision"] == row["reviewer"] == row["note"] == ""
-            confident = row["rank"] == "1" and float(row["confidence"]) >= 0.3
+            confident = row["rank"] == "1" and float(row["confidence"]) >= Settings().search.confidence_threshold
             assert row["suggested"] == ("close match" if confident else "candidate")
 
 

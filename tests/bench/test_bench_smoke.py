@@ -43,6 +43,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "bench_profile": ("--per-kind", "2"),
     "bench_ranking": ("--per-kind", "4"),
     "bench_ranker_models": ("--per-kind", "8", "--set-per-kind", "2"),
+    "bench_recalibration": ("--per-kind", "2"),
     "bench_rankings": ("--phrases", "2", "--dump", "{tmp}/top10.json", "--compare", "{tmp}/top10.json", "{tmp}/top10.json"),
     "bench_scale": ("--labels", "300", "--requests", "2"),
     "bench_search": ("--requests", "2"),

@@ -48,6 +48,22 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert Calibration.load(tmp_path / "c.json") == calibration
 
 
+def test_the_recalibration_step_keeps_the_order_moves_the_confidence_and_round_trips(tmp_path: Path) -> None:
+    """σ(a·z + b) over the logit z: no order changes, the confidence does, the version says so,
+    and a file without the step reads as the identity."""
+    plain = Calibration(tuple(0.5 for _ in FEATURES), -2.0, "toy")
+    stepped = Calibration(plain.weights, plain.bias, "toy", (1.1, 0.6), "real queries")
+    features = np.random.default_rng(7).random((50, len(FEATURES)), dtype=np.float32)
+    before, after = plain.confidence(features), stepped.confidence(features)
+    assert (np.argsort(before) == np.argsort(after)).all() and (after > before).all()
+    assert stepped.version != plain.version
+    stepped.save(tmp_path / "stepped.json")
+    assert Calibration.load(tmp_path / "stepped.json") == stepped
+    plain.save(tmp_path / "plain.json")
+    assert "recalibration" not in json.loads((tmp_path / "plain.json").read_text(encoding="utf-8"))
+    assert Calibration.load(tmp_path / "plain.json").recalibration == (1.0, 0.0)
+
+
 def test_a_calibration_of_other_features_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"features": ["cosine"], "weights": [1.0], "bias": 0.0}), encoding="utf-8")
