@@ -38,6 +38,7 @@ def uvicorn_args(argv: list[str], app: str = "app.main:app") -> list[str]:
         "--backlog", str(api.backlog),
         "--http", "app.ops.connections:GuardedHttpToolsProtocol",
         "--no-access-log",
+        "--ws", "none",  # no WebSocket routes: an upgrade is answered as plain HTTP (never swaps the guarded protocol)
         "--log-config", str(LOG_CONFIG),
     ]  # fmt: skip
     return [app, *defaults, *argv]  # click keeps the last value of a repeated option

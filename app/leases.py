@@ -24,7 +24,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Engine, select, update
+from sqlalchemy import Connection, Engine, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.tables import LeasedJob
@@ -142,14 +142,15 @@ class Leases:
                 )
 
     def expire(self) -> int:
-        """Running jobs whose lease lapsed (their process died) get ``expired()``; how many."""
+        """Running jobs whose lease lapsed (their process died), or that never had one (left running
+        by a version before leases), get ``expired()``; how many."""
         self._swept = time.monotonic()
         t = self.table
         lapsed = now() - timedelta(seconds=self.lease_s)
         with self.engine.begin() as conn:
             count = conn.execute(
                 update(t)
-                .where(t.status == RUNNING, t.heartbeat_at < lapsed)
+                .where(t.status == RUNNING, or_(t.heartbeat_at < lapsed, t.heartbeat_at.is_(None)))
                 .values(**self.expired(), holder=None, updated_at=now())
             ).rowcount
         if count:

@@ -38,7 +38,7 @@ def create_app(settings: Settings | None = None, encoder: Encoder | None = None)
         if settings.feedback.enabled:
             EventStore(engine).expire(settings.feedback.retention_days)
         app.state.jobs = JobRunner(JobStore(engine), lambda: app.state.service, app.state.reader, settings)
-        app.state.jobs.start()  # resumes the jobs a previous process left unfinished, once the store answers
+        app.state.jobs.start()  # takes queued jobs, and those whose process died once their lease lapses
         app.state.benchmark_jobs = BenchmarkJobs(lambda: app.state.service, app.state.reader, BENCHMARKS)
         app.state.benchmark_jobs.start()
         async with ops.watch_bundle(app, settings, encoder):

@@ -49,7 +49,7 @@ class SearchSettings(BaseModel):
     ascent_margin: float = Field(default=0.1, ge=0, le=1)
     # The details a query states (side, encounter, numbers, with/without: app/search/details.py) are
     # weighed for the candidates whose labels score within this many logits of the best's and for
-    # their kin (a shared parent or grandparent), so that they choose among near siblings and never
+    # their kin (two is-a steps up: a child, grandchild or cousin of one), so that they choose among near siblings and never
     # lift a concept that agrees by its side alone (app/search/features.py; bench_detail_margin.py).
     detail_margin: float = Field(default=0.5, ge=0)
     # Rankings kept per worker, least recently used dropped (a bundle's own: a new bundle starts

@@ -17,7 +17,8 @@ Per kind it reports Hits@1/10 of each channel alone (dense, lexical, char) and o
 hybrid ranking, the share of nonsense/off-topic queries with a row at or above the confidence
 threshold, and the calibration (expected calibration error and a reliability table of the top
 row's confidence). ``--fit`` fits the calibration (``app.search.confidence.fit``) on the ``fit`` items and writes
-``calibration.json`` into the model directory (rebuild to serve it); the report is always on the ``test`` items.
+``calibration.json`` into the model directory without the second Platt step (``bench/bench_recalibration.py
+--fit`` fits it anew for the new logits; rebuild to serve both); the report is always on the ``test`` items.
 
     python bench/bench_ranking.py [--fit] [--record] [--per-kind N]
 """
@@ -185,6 +186,7 @@ def main() -> None:
         calibration.save(default_model_dir(settings.encoder) / CALIBRATION_FILE)  # the next build carries it
         service.calibration = calibration
         print(f"fitted on {len(fit_items)} items: {calibration}")
+        print("the recalibration step on real queries is fitted for the old logits: run bench/bench_recalibration.py --fit next")
     items = generated_items(service, "test", args.per_kind)
     threshold = settings.search.confidence_threshold
     hits: dict[tuple[str, str, str], list[float]] = defaultdict(list)

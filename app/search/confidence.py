@@ -53,7 +53,9 @@ class Calibration:
     # A second Platt step, (scale, offset) of the logit, fitted on the top rows of real queries as
     # well as generated ones (bench/bench_recalibration.py): the generated items never equal a label,
     # so alone they leave an exact match of an everyday phrasing at 0.8 when it is right 19 times in
-    # 20. Monotone: it changes no order, only the confidence shown and compared with thresholds.
+    # 20. Monotone: it changes no order of a query's candidates, only the confidence shown and compared
+    # with thresholds (and so what a margin in confidence, the ascent's, or an ambiguous query's
+    # split confidence lets through: bench/RESULTS.md shows the few HPO rows that moved).
     recalibration: tuple[float, float] = (1.0, 0.0)
     recalibrated_on: str = ""
 

@@ -47,13 +47,14 @@ class FeatureScorer:
         labels, shown, via = self._label_features(asked, rows, code_rows, left_out, by_cosine)
         details = np.zeros((len(rows), len(DETAIL_FEATURES)), np.float32)
         details[:, -1] = self.bundle.billable[rows]  # the last detail feature
-        # Details decide among near siblings: the candidates whose labels score within the margin of
-        # the best's, and those one is a parent or a sibling of ("SNHL AS": H90.42 beside H90.5), so
-        # that a detail never lifts a concept that only agrees by it ("right ureteral stone" is no
+        # Details decide among near kin: the candidates whose labels score within the margin of the
+        # best's, and their relatives two is-a steps up (a child or grandchild of one, or a candidate
+        # sharing a parent or grandparent with one: "SNHL AS", H90.42 beside H90.5), so that a
+        # detail never lifts a concept that only agrees by it ("right ureteral stone" is no
         # "Malignant neoplasm of right ureter", "b/l epicanthal folds" no "Bilateral cleft lip").
         logit = labels @ np.asarray(self.calibration.weights[: len(LABEL_FEATURES)], dtype=np.float32)
         order = np.argsort(-logit, kind="stable")[:DETAIL_DEPTH].tolist()
-        floor = logit.max(initial=0.0) - self.detail_margin
+        floor = (float(logit.max()) if len(logit) else 0.0) - self.detail_margin
         near = {int(rows[i]) for i in order if logit[i] >= floor}
         kin = near | self._above(near)
         for i in order:

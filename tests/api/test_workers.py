@@ -54,13 +54,14 @@ def served(tmp_path: Path) -> Iterator[Served]:
     env["TMPDIR"] = str(root)
     command = [sys.executable, "-m", "app", "--workers", "2", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as stderr:
-        process = subprocess.Popen(command, env=env, stderr=stderr)
+        process = subprocess.Popen(command, env=env, stderr=stderr, start_new_session=True)  # its workers in its group
     server = Served(f"http://127.0.0.1:{port}", root, process, log)
     try:
         _until(lambda: _status(f"{server.base}/ready") == 200, server, "the server to be ready")
         yield server
     finally:
-        process.kill()
+        if process.poll() is None:  # a failed test: the launcher and its workers (a killed launcher leaves them running)
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait(30)
 
 

@@ -106,6 +106,19 @@ def test_a_job_whose_process_died_is_queued_again_once_its_lease_lapses(process:
     assert not dead.save_chunk("job-1", 1, 1, [])  # a holder that comes back writes nothing
 
 
+def test_a_job_left_running_before_leases_existed_is_handed_back(process: Callable[[], JobStore]) -> None:
+    """A store migrated from before leases (0009) holds running jobs without a heartbeat: they are
+    queued again, not left running for ever."""
+    store = process()
+    store.create(_info("job-1", 2), REQUEST)
+    assert store.leases.claim() == "job-1"
+    with store.engine.begin() as conn:
+        conn.execute(update(MatchJobRow).where(MatchJobRow.id == "job-1").values(heartbeat_at=None, holder=None))
+    assert store.leases.expire() == 1
+    job = store.get("job-1")
+    assert job is not None and job.status == "queued"
+
+
 def test_a_live_holder_renews_its_lease(process: Callable[[], JobStore]) -> None:
     holder, other = process(), process()
     holder.leases.lease_s = other.leases.lease_s = 0.6  # renewed every 0.2 s
