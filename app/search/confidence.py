@@ -54,8 +54,7 @@ class Calibration:
     # well as generated ones (bench/bench_recalibration.py): the generated items never equal a label,
     # so alone they leave an exact match of an everyday phrasing at 0.8 when it is right 19 times in
     # 20. Monotone: it changes no order of a query's candidates, only the confidence shown and compared
-    # with thresholds (and so what a margin in confidence, the ascent's, or an ambiguous query's
-    # split confidence lets through: bench/RESULTS.md shows the few HPO rows that moved).
+    # with thresholds; the ascent's margin is on the ranker's own scale (:meth:`own_scale`).
     recalibration: tuple[float, float] = (1.0, 0.0)
     recalibrated_on: str = ""
 
@@ -83,6 +82,13 @@ class Calibration:
     def confidence(self, features: np.ndarray) -> np.ndarray:
         scale, offset = self.recalibration
         return 1.0 / (1.0 + np.exp(-(scale * self.logit(features) + offset)))
+
+    def own_scale(self, confidence: float) -> float:
+        """A confidence as the ranker's own fit gave it, before the recalibration step (margins that
+        were chosen on that scale, the ascent's, keep their meaning)."""
+        scale, offset = self.recalibration
+        clipped = min(max(confidence, 1e-9), 1 - 1e-9)
+        return float(1.0 / (1.0 + np.exp(-(np.log(clipped / (1 - clipped)) - offset) / scale)))
 
     def save(self, path: Path) -> None:
         body = {"features": list(FEATURES), "weights": list(self.weights), "bias": self.bias, "fitted_on": self.fitted_on}

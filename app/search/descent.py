@@ -31,10 +31,16 @@ SHOWN = 3  # top rows whose codes are listed before them when billable codes are
 
 class Descent:
     def __init__(
-        self, bundle: Bundle, detail_weights: tuple[float, ...], details: Callable[[int], Details], ascent_margin: float = 0.0
+        self,
+        bundle: Bundle,
+        detail_weights: tuple[float, ...],
+        details: Callable[[int], Details],
+        ascent_margin: float = 0.0,
+        own_scale: Callable[[float], float] = lambda confidence: confidence,
     ) -> None:
         self.bundle = bundle
-        self.ascent_margin = ascent_margin
+        self.ascent_margin = ascent_margin  # on the ranker's own scale (``own_scale`` of a row's confidence)
+        self.own_scale = own_scale
         self.weights = np.asarray(detail_weights, dtype=np.float32)
         self.details = details  # a concept's name's details, cached by the features stage
         self._below = lru_cache(maxsize=4096)(self._billable_below)
@@ -104,8 +110,9 @@ class Descent:
         concept = self.bundle.concepts[top.row]
         if concept.system in self.coded:
             return rows
+        within = self.own_scale(top.confidence) - self.ascent_margin
         for i, other in enumerate(rows[1:], start=1):
-            if other.row in concept.parents and other.confidence >= top.confidence - self.ascent_margin:
+            if other.row in concept.parents and self.own_scale(other.confidence) >= within:
                 named, parent = self._tokens(top.row), self._tokens(other.row)
                 if not parent < named or not named - parent - query_tokens - NEUTRAL:
                     return rows  # not its parent's name refined, or refined only by what the query says

@@ -53,7 +53,7 @@ class SearchService:
         self.channels = Channels(bundle, encoder, settings)
         calibration = calibration or Calibration.of_bundle(bundle)
         self.scorer = FeatureScorer(bundle, calibration, self.rewriter.ordinary, settings.detail_margin)
-        self.descent = Descent(bundle, detail_weights(calibration.weights), self.scorer.details, settings.ascent_margin)
+        self.descent = self._descent(calibration)
         self.rankings: LRUCache[Hashable, Ranking] = LRUCache(maxsize=max(settings.ranking_cache, 1))
         self._rankings_lock = threading.Lock()
 
@@ -81,8 +81,13 @@ class SearchService:
     @calibration.setter
     def calibration(self, calibration: Calibration) -> None:
         self.scorer.calibration = calibration
-        self.descent = Descent(self.bundle, detail_weights(calibration.weights), self.scorer.details, self.settings.ascent_margin)
+        self.descent = self._descent(calibration)
         self.forget()
+
+    def _descent(self, calibration: Calibration) -> Descent:
+        """The descent and ascent stage for ``calibration`` (its detail weights and its own scale)."""
+        margin = self.settings.ascent_margin
+        return Descent(self.bundle, detail_weights(calibration.weights), self.scorer.details, margin, calibration.own_scale)
 
     @property
     def vocabulary(self) -> Vocabulary:

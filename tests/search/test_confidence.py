@@ -57,6 +57,8 @@ def test_the_recalibration_step_keeps_the_order_moves_the_confidence_and_round_t
     before, after = plain.confidence(features), stepped.confidence(features)
     assert (np.argsort(before) == np.argsort(after)).all() and (after > before).all()
     assert stepped.version != plain.version
+    back = [stepped.own_scale(float(c)) for c in after]  # the ranker's own scale, where the ascent's margin is
+    assert np.allclose(back, before, atol=1e-5)
     stepped.save(tmp_path / "stepped.json")
     assert Calibration.load(tmp_path / "stepped.json") == stepped
     plain.save(tmp_path / "plain.json")
