@@ -31,8 +31,9 @@ from app.tables import LeasedJob
 
 log = logging.getLogger("termsearch.jobs")
 
-QUEUED, RUNNING = "queued", "running"
+QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"  # a job's states (benchmark runs: also cancelled)
 LEASE_S = 30.0  # a running job not renewed for this long is handed back
+POLL_S = 1.0  # an idle worker looks this often for jobs other processes accepted
 
 
 def now() -> datetime:

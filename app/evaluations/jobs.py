@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.errors import RateLimited
 from app.evaluations.runs import RunStore, evaluate
-from app.leases import QUEUED, Leases, now
+from app.leases import DONE, FAILED, POLL_S, QUEUED, Leases, now
 from app.search.service import SearchService
 from app.search.values import Mode
 from app.tables import BenchmarkJobRow
@@ -34,8 +34,7 @@ log = logging.getLogger(__name__)
 KEPT = 200  # finished jobs remembered, newest
 RETRY_AFTER_S = 30  # told to a client whose run the full queue refused
 PROGRESS_S = 1.0  # a run's progress is written this often
-POLL_S = 1.0  # an idle worker looks this often for runs other processes accepted
-DONE, FAILED, CANCELLED = "done", "failed", "cancelled"
+CANCELLED = "cancelled"  # a run a stop interrupted (not resumed)
 ABANDONED = "the process running the job stopped before it finished; submit it again"
 QUEUE_LOCK = 0x7E5B  # PostgreSQL advisory lock: one submit at a time counts the queue
 

@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import Engine, func, insert, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.leases import QUEUED, Leases, now
+from app.leases import DONE, FAILED, POLL_S, QUEUED, Leases, now
 from app.matching.matcher import Matcher
 from app.matching.request import MatchRequest, resolve
 from app.matching.result import MatchRun, RunInfo, results_from_json, results_to_json
@@ -31,8 +31,6 @@ from indexer.store import StoreReader
 
 log = logging.getLogger("termsearch.jobs")
 
-DONE, FAILED = "done", "failed"  # the ends of a job (queued and running: app.leases)
-POLL_S = 1.0  # an idle worker looks this often for jobs other processes accepted
 
 
 def _job(row: Any) -> Job:

@@ -10,8 +10,8 @@ from alembic.migration import MigrationContext
 
 import app.tables  # noqa: F401 - the app's tables on Base.metadata
 from app.evaluations.runs import RunStore
-from app.leases import QUEUED, RUNNING
-from app.matching.jobs import DONE, JobStore
+from app.leases import DONE, QUEUED, RUNNING
+from app.matching.jobs import JobStore
 from app.matching.request import MatchMode, MatchRequest, SourceConcept
 from app.matching.result import RunInfo, SystemInfo
 from app.search.values import Mode

@@ -20,8 +20,9 @@ from app.api.errors import PROBLEM_RESPONSES
 from app.api.http import Route
 from app.checks import check_range, documented
 from app.errors import Conflict, NotFound, Unavailable
+from app.leases import DONE
 from app.matching.conceptmap import build_conceptmap
-from app.matching.jobs import DONE, Job, JobRunner
+from app.matching.jobs import Job, JobRunner
 from app.matching.matcher import Matcher
 from app.matching.request import MatchRequest, resolve
 from app.matching.result import MatchRun, RunInfo
