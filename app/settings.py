@@ -43,7 +43,8 @@ class SearchSettings(BaseModel):
     grammar: bool = True
     # Hybrid: a first row more specific than the query says (named as its parent with words the query
     # does not hold, as "Mild microcephaly" for "her head is small") gives the first place to its parent when
-    # the parent ranks within this much confidence of it (app/search/descent.py); 0: off. Systems
+    # the parent ranks within this much confidence of it, on the ranker's own scale (before the
+    # recalibration step: Calibration.own_scale; app/search/descent.py); 0: off. Systems
     # without billable codes (HPO): ICD-10-CM's codes are chosen by the descent. 0.1 measured best
     # on the built-in HPO lay and synonym benchmarks (bench/RESULTS.md, "Ascent to the parent").
     ascent_margin: float = Field(default=0.1, ge=0, le=1)

@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import defaultdict
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.search.loader import open_search_service  # noqa: E402
-from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
+from app.search.values import Mode  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.bench_everyday import SETS as EVERYDAY  # noqa: E402
 from bench.bench_understanding import SETS as UNDERSTANDING  # noqa: E402
+from bench.bench_understanding import evaluate  # noqa: E402
 from bench.common import GoldItem, read_gold, record  # noqa: E402
 
-K = 10  # rows ranked, as served (the ascent and the descent look past the first)
 CHOSEN_ON = [
     *((f"understanding {system}", system, file) for system, file in UNDERSTANDING["a"].items()),
     *((f"everyday {name}", "icd10cm", file) for name, file in EVERYDAY.items()),
@@ -38,15 +39,10 @@ def with_margin(service: SearchService, margin: float) -> None:
 
 
 def hits_at_1(service: SearchService, system: str, items: list[GoldItem]) -> dict[str, float]:
-    """Per kind (and "all"): the share of items whose first row is an accepted code."""
-    rankings = service.rank_many([query for query, _, _ in items], Scope((system,)), K)
-    by_kind: dict[str, list[bool]] = defaultdict(list)
-    for (_, kind, accepted), ranking in zip(items, rankings, strict=True):
-        code = service.bundle.concepts[ranking.rows[0].row].code if ranking.rows else ""
-        hit = bool(code) and code.startswith(tuple(accepted))
-        by_kind[kind].append(hit)
-        by_kind["all"].append(hit)
-    return {kind: sum(hits) / len(hits) for kind, hits in by_kind.items()}
+    """Per kind (and "all"): the share of items whose first row is an accepted code (served
+    hybrid, top 10: bench_understanding's :func:`~bench.bench_understanding.evaluate`)."""
+    hits = evaluate(service, system, items, frozenset(), Mode.HYBRID, set())
+    return {kind: float(np.mean(found)) for (kind, k), found in hits.items() if k == 1 and kind != "strict"}
 
 
 def main() -> None:
@@ -74,7 +70,7 @@ def main() -> None:
         lines.append("")
     with_margin(service, served)
     body = "\n".join([
-        f"Bundle {service.bundle.id}; hybrid, top {K}. The margin is chosen on the understanding set a and the "
+        f"Bundle {service.bundle.id}; hybrid, top 10. The margin is chosen on the understanding set a and the "
         "everyday sets; set b (never tuned on) only checks it.",
         "",
         *lines,

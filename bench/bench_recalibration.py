@@ -45,6 +45,7 @@ from indexer.encoders.manifest import CALIBRATION_FILE  # noqa: E402
 
 K = 10
 BASE_THRESHOLD = 0.3  # the confidence threshold bench_ranking chose on the ranker's own scale (no step)
+BASE_LOGIT = float(np.log(BASE_THRESHOLD / (1 - BASE_THRESHOLD)))  # a step maps it to its own threshold
 Tops = list[tuple[float, bool, bool]]  # per query: the top row's logit, whether it is right, whether the query has an answer
 
 
@@ -75,12 +76,6 @@ def _logit(service: SearchService, features: tuple[float, ...]) -> float:
     return float(service.calibration.logit(np.asarray([features], dtype=np.float32))[0])
 
 
-def image(threshold: float, step: tuple[float, float]) -> float:
-    """``threshold`` on the ranker's own scale, as the step maps it: the same top rows pass."""
-    scale, offset = step
-    return float(1 / (1 + np.exp(-(scale * np.log(threshold / (1 - threshold)) + offset))))
-
-
 def fit_step(tops: Tops) -> tuple[float, float]:
     from sklearn.linear_model import LogisticRegression
 
@@ -90,15 +85,15 @@ def fit_step(tops: Tops) -> tuple[float, float]:
     return float(model.coef_[0][0]), float(model.intercept_[0])
 
 
-def summary(tops: Tops, step: tuple[float, float], threshold: float) -> tuple[float, float]:
-    """(ECE of the top rows that have an answer, share of no-answer queries at or above ``threshold``)."""
-    scale, offset = step
+def summary(tops: Tops, calibration: Calibration) -> tuple[float, float]:
+    """(ECE of the top rows that have an answer under ``calibration``'s step, share of no-answer
+    queries at or above the step's threshold: the image of BASE_THRESHOLD, the same for every step)."""
     z = np.asarray([logit for logit, _, _ in tops])
-    confidence = 1.0 / (1.0 + np.exp(-(scale * z + offset)))
     answered = np.asarray([has for _, _, has in tops])
     right = np.asarray([float(r) for _, r, _ in tops])
-    ece, _ = reliability(confidence[answered], right[answered])
-    return ece, float((confidence[~answered] >= threshold).mean()) if (~answered).any() else float("nan")
+    ece, _ = reliability(calibration.stepped(z)[answered], right[answered])
+    passing = z[~answered] >= BASE_LOGIT
+    return ece, float(passing.mean()) if passing.size else float("nan")
 
 
 def main() -> None:
@@ -121,16 +116,16 @@ def main() -> None:
         "check: generated (bench_ranking test split)": generated_tops(service, "test", generated),
     }
     fitted = fit_step([top for name, tops in parts.items() if name.startswith("fit") for top in tops])
-    steps = {"none": (1.0, 0.0), "served": served_step, "fitted now": fitted}
-    thresholds = {name: image(BASE_THRESHOLD, step) for name, step in steps.items()}
-    header = " | ".join(f"ECE, {name} | no-answer ≥ {thresholds[name]:.3f}, {name}" for name in steps)
+    steps = {
+        name: replace(unstepped, recalibration=step)
+        for name, step in (("none", (1.0, 0.0)), ("served", served_step), ("fitted now", fitted))
+    }
+    header = " | ".join(
+        f"ECE, {name} | no-answer ≥ {float(step.stepped(np.asarray(BASE_LOGIT))):.3f}, {name}" for name, step in steps.items()
+    )
     lines = [f"| queries | n | {header} |", "|---" * (2 + 2 * len(steps)) + "|"]
     for name, tops in parts.items():
-        cells = [
-            f"{value:.3f}"
-            for step, t in zip(steps.values(), thresholds.values(), strict=True)
-            for value in summary(tops, step, t)
-        ]
+        cells = [f"{value:.3f}" for step in steps.values() for value in summary(tops, step)]
         lines.append(f"| {name} | {len(tops)} | " + " | ".join(cells).replace("nan", "") + " |")
     described = f"fit on {sum(len(t) for n, t in parts.items() if n.startswith('fit'))} top rows, bundle {service.bundle.id}"
     if args.fit:

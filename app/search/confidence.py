@@ -80,8 +80,12 @@ class Calibration:
         return features @ np.asarray(self.weights, dtype=np.float32) + self.bias
 
     def confidence(self, features: np.ndarray) -> np.ndarray:
+        return self.stepped(self.logit(features))
+
+    def stepped(self, logit: np.ndarray) -> np.ndarray:
+        """The confidence of a ranker logit: σ(a·z + b), the recalibration step applied."""
         scale, offset = self.recalibration
-        return 1.0 / (1.0 + np.exp(-(scale * self.logit(features) + offset)))
+        return 1.0 / (1.0 + np.exp(-(scale * logit + offset)))
 
     def own_scale(self, confidence: float) -> float:
         """A confidence as the ranker's own fit gave it, before the recalibration step (margins that
