@@ -17,7 +17,11 @@ same kinds) was written the same way on 2026-11-29, after the grammar, tables an
 existed, by another helper that saw none of them; no rule or row was written from its misses,
 so it measures what the product understands of phrasings nobody here tuned for.
 
-    python bench/bench_understanding.py [--set a|b] [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
+Set c (``understanding_icd10cm_c.tsv``, ``understanding_hpo_c.tsv``: 200 and 180 queries, the same
+kinds less ICD-10-CM history) was written the same way on 2026-11-29 as a development set: its
+misses are read to find classes of failure, and set b checks what was changed after reading them.
+
+    python bench/bench_understanding.py [--set a|b|c] [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
 """
 
 from __future__ import annotations
@@ -44,14 +48,17 @@ from indexer.lexical.normalise import fold  # noqa: E402
 SETS = {
     "a": {"icd10cm": "understanding_icd10cm.tsv", "hpo": "understanding_hpo.tsv"},
     "b": {"icd10cm": "understanding_icd10cm_b.tsv", "hpo": "understanding_hpo_b.tsv"},
+    "c": {"icd10cm": "understanding_icd10cm_c.tsv", "hpo": "understanding_hpo_c.tsv"},
 }
 SEEN_BY_CALIBRATION = {  # bench/bench_recalibration.py
     "a": "the confidence's second Platt step was fitted on this set's top rows with others",
     "b": "neither the ranker nor the recalibration ever saw this set",
+    "c": "neither the ranker nor the recalibration ever saw this set",
 }
 TITLES = {
     "a": "Understanding: everyday queries per kind, knowledge on and off",
     "b": "Understanding, set b (never tuned on): everyday queries per kind, knowledge on and off",
+    "c": "Understanding, set c (development): everyday queries per kind, knowledge on and off",
 }
 Item = GoldItem
 
@@ -114,7 +121,7 @@ def evaluate(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", choices=sorted(SETS), default="a", help="a: written 2026-11-28; b: 2026-11-29, never tuned on")
+    parser.add_argument("--set", choices=sorted(SETS), default="a", help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c: development set")
     parser.add_argument("--system", choices=sorted(SETS["a"]), action="append")
     parser.add_argument("--quick", action="store_true", help="the served configuration only")
     parser.add_argument("--misses", action="store_true", help="list the served ranking's misses at 1")

@@ -211,6 +211,14 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         ("T2DM", {"system": "icd10cm"}, "E11.9", 2),
         ("cleft lip", {"system": "hpo"}, "HP:0410030", 1),
         ("GERD", {"system": "icd10cm"}, "K21.9", 2),  # R12 Heartburn no longer lent GERD (corrections.tsv)
+        # what a code only negates is the default ("not intractable, without status migrainosus"),
+        # and among equals the unspecified code (K64.9, not K64.5 Perianal venous thrombosis)
+        ("migraine", {"system": "icd10cm", "billable": "true"}, "G43.909", 1),
+        ("hemorrhoids", {"system": "icd10cm", "billable": "true"}, "K64.9", 1),
+        # a negated qualifier ("no", "not", "with no") against a stated one
+        ("concussion with no loss of consciousness, initial encounter", {"system": "icd10cm"}, "S06.0X0A", 1),
+        ("acute cholecystitis with gallbladder stones, not obstructed", {"system": "icd10cm"}, "K80.00", 1),
+        ("inguinal hernia, no gangrene or obstruction", {"system": "icd10cm", "billable": "true"}, "K40.90", 1),
     ],
 )
 def test_answers_are_codeable(client: TestClient, query: str, params: dict, expected: str, within: int) -> None:

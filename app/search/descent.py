@@ -5,7 +5,8 @@ coder records one of its billable codes: the one the query's details select, els
 adds nothing the query does not say (E11.9 *without complications*; for an injury the initial
 encounter, as a coder codes an injury seen for the first time). :meth:`Descent.code` picks it:
 among the billable codes below, the one whose name agrees with the details stated
-(:mod:`app.search.details`), adds the words the query says and the fewest it does not.
+(:mod:`app.search.details`), adds the words the query says (in its name or its inclusion terms) and the fewest it does not
+(a qualifier it only negates, "not intractable", is the default and weighs little).
 
 With ``billable=true`` every non-billable row becomes its code; otherwise the code is listed right
 before its category (a category's code answers whatever the category answers, and is the one to record).
@@ -25,7 +26,8 @@ from indexer.bundle import Bundle
 from indexer.lexical.normalise import tokens
 
 MAX_BELOW = 600  # codes below a category searched for its billable ones, in code order
-NEUTRAL = frozenset(tokens("unspecified without complications complication NOS initial encounter closed"))
+NEUTRAL = frozenset(tokens("unspecified without not no non complications complication NOS initial encounter closed"))
+UNSPECIFIED = frozenset(tokens("unspecified"))
 SHOWN = 3  # top rows whose codes are listed before them when billable codes are not required
 
 
@@ -45,6 +47,7 @@ class Descent:
         self.details = details  # a concept's name's details, cached by the features stage
         self._below = lru_cache(maxsize=4096)(self._billable_below)
         self._tokens = lru_cache(maxsize=50_000)(lambda row: frozenset(tokens(bundle.concepts[row].display)))
+        self._named = lru_cache(maxsize=50_000)(self._release_tokens)
         # Systems that say which codes are billable (ICD-10-CM): the others have no codes to descend to.
         self.coded = frozenset(key for key in bundle.systems if _any_billable(bundle, bundle.rows(key, True)))
 
@@ -52,6 +55,13 @@ class Descent:
         bundle = self.bundle
         below = bundle.subtree(row)[:MAX_BELOW]
         return below[bundle.billable[below] & bundle.concepts.active[below] & (below != row)]
+
+    def _release_tokens(self, row: int) -> frozenset[str]:
+        """The words of a concept's names in its release: the preferred name and the inclusion
+        terms (I50.9 *Heart failure, unspecified* is also "Congestive heart failure NOS")."""
+        bundle = self.bundle
+        texts = [bundle.label_text[i] for i in bundle.concept_labels(row) if bundle.label_knowledge[i] is None]
+        return frozenset(tokens(" ".join(texts)))
 
     def code(self, row: int, stated: Details, query_tokens: frozenset[str], mask: np.ndarray) -> int | None:
         """The billable code below ``row`` (admitted by ``mask``) the query's details select."""
@@ -65,10 +75,22 @@ class Descent:
             named = self.details(child)
             detail = float(np.dot(self.weights, agreement(stated, named, True)))
             extra = self._tokens(child) - parent
+            unsaid = extra - query_tokens - NEUTRAL
+            negated_only = named.negated - named.said  # "not intractable, without status migrainosus"
+            defaults = unsaid & negated_only
             # Words the code adds that the query says select it; those it does not say count against
-            # it, and so does a "with ..." the query does not say (a stop word, so not among the words).
+            # it, and so does a "with ..." the query does not say (a stop word, so not among the words);
+            # what it only negates is the default a coder records when nothing is said, and weighs little.
             unsaid_with = named.with_ and not stated.with_
-            score = detail + 0.5 * len(extra & query_tokens) - 0.5 * len(extra - query_tokens - NEUTRAL) - 0.3 * unsaid_with
+            # Among equals, the code named "unspecified": what a coder records when nothing more is said.
+            score = (
+                detail
+                + 0.5 * len((self._named(child) - parent - negated_only) & query_tokens)
+                - 0.5 * len(unsaid - defaults)
+                - 0.1 * len(defaults)
+                - 0.3 * unsaid_with
+                + 0.05 * bool(self._tokens(child) & UNSPECIFIED)
+            )
             if score > best_score:
                 best, best_score = child, score
         return best

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from indexer.lexical.normalise import fold
+from indexer.lexical.normalise import fold, tokens
 
 _SIDE = re.compile(r"\b(right|left|bilateral|both)\b")
 _UNSPECIFIED_SIDE = re.compile(
@@ -23,11 +23,18 @@ _UNSPECIFIED_SIDE = re.compile(
 _ENCOUNTER = (
     ("sequela", re.compile(r"\b(?:sequela|sequelae|late effects?)\b")),
     ("subsequent", re.compile(r"\b(?:subsequent|follow[- ]?up|healing|f/u|routine healing)\b")),
-    ("initial", re.compile(r"\b(?:initial|first visit|new injury|acute injury|ed visit)\b")),
+    ("initial", re.compile(r"\b(?:initial|first (?:visit|encounter|presentation)|new injury|acute injury|ed visit)\b")),
 )
 _NUMBER = re.compile(r"\b(\d{1,2}[a-z]?)\b")
-_WITHOUT = re.compile(r"\b(?:without|w/o)\b")
-_WITH = re.compile(r"\bwith\b(?! or without)")
+_WITHOUT = re.compile(r"\b(?:without|w/o|with no)\b")
+_WITH = re.compile(r"\bwith\b(?! or without| no\b| not\b)")
+# A negated qualifier ("without coma", "not intractable", "no psychotic features", "not
+# perforated or gangrenous") and a stated one ("with coma", ", intractable,"): the words up to
+# the next comma, "with" or "and" ("non" negates its next word only). A qualifier a name negates
+# is ICD-10-CM's default, coded when nothing is said (E10.10 "... without coma", G43.909
+# "Migraine, unspecified, not intractable, without status migrainosus").
+_NEGATED = re.compile(r"\b(?:(?:without|w/o|no|not)\b\s*((?:(?!\b(?:with|and)\b)[^,;.])*)|non\b[\s-]*(\w*))")
+_QUALIFIER = re.compile(r"(?:\bwith\b|,)((?:(?!\b(?:with|without)\b)[^,;])*)")
 _OPEN = re.compile(r"\b(?:open|compound)\b(?=.*\b(?:fracture|fx)\b)")
 _FAMILY = re.compile(r"\b(?:family (?:history|hx)|fhx|fam hx)\b")
 _HISTORY = re.compile(r"\b(?:history|hx)\b|\bh/o\b")
@@ -60,12 +67,17 @@ class Details:
     open_: bool  # an open (compound) fracture
     nondisplaced: bool
     history: str | None = None  # "family" or "personal" (a history not said to be the family's)
+    negated: frozenset[str] = frozenset()  # :func:`_stems` of the negated qualifiers
+    stated: frozenset[str] = frozenset()  # :func:`_stems` of the qualifiers stated ("with ...", ", ..."), not negated
+    said: frozenset[str] = frozenset()  # :func:`_stems` of the text that no negation covers
 
     @classmethod
     def of(cls, text: str) -> Details:
         folded = fold(text)
         sides = frozenset("bilateral" if side == "both" else side for side in _SIDE.findall(folded))
         encounter = next((name for name, pattern in _ENCOUNTER if pattern.search(folded)), None)
+        negated = _stems(" ".join(" ".join(spans) for spans in _NEGATED.findall(folded)))
+        unnegated = _NEGATED.sub(";", folded)
         return cls(
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),
@@ -76,7 +88,14 @@ class Details:
             bool(_OPEN.search(folded)),
             bool(_NONDISPLACED.search(folded)),
             "family" if _FAMILY.search(folded) else "personal" if _HISTORY.search(folded) else None,
+            negated,
+            _stems(" ".join(_QUALIFIER.findall(unnegated))),
+            _stems(unnegated),
         )
+
+
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(tokens(text))
 
 
 def agreement(query: Details, name: Details, billable: bool | None) -> tuple[float, ...]:
@@ -90,7 +109,9 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
     number_conflict = bool(query.numbers) and bool(name.numbers) and not number_agree
     with_conflict = (
         (query.without and name.with_ and not name.without)
-        or (query.with_ and not query.without and name.without)
+        or (query.with_ and name.without and not name.negated <= query.negated)
+        or bool(query.negated & name.stated)  # "no coma" against "... with coma"
+        or bool(query.said & name.negated)  # "migraine with aura" against "Migraine without aura"
         or (query.history is not None and name.history is not None and query.history != name.history)
     )
     default_conflict = (name.open_ and not query.open_) or (name.nondisplaced and not query.nondisplaced)

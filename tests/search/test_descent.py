@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 from app.search.descent import Descent
 from app.search.details import DETAIL_FEATURES, Details
 from app.search.values import Ranked
+from indexer.lexical.normalise import tokens
 
 
 def _codes(client: TestClient, **params: object) -> list[str]:
@@ -56,18 +57,62 @@ def test_descent_prefers_the_code_that_adds_nothing_unsaid() -> None:
         def __getitem__(self, row: int) -> object:
             return type("Concept", (), {"display": self.displays[row]})
 
-    class Bundle:
-        concepts = Concepts()
-        billable = np.array([False, True, True, True, True])
-        systems: dict[str, object] = {}
-
-    names = Concepts.displays
-    descent = Descent(Bundle(), (0.0,) * len(DETAIL_FEATURES), lambda row: Details.of(names[row]))  # type: ignore[arg-type]
-    descent._below = lambda row: np.array([1, 2, 3, 4])  # type: ignore[method-assign]
+    descent = _descent(Concepts.displays)
     every = np.ones(5, dtype=bool)
     assert descent.code(0, Details.of("T2DM"), frozenset(), every) == 3
     assert descent.code(0, Details.of("T2DM with hyperglycemia"), frozenset({"hyperglycemia"}), every) == 1
     assert descent.code(0, Details.of("type 2 diabetes with CKD"), frozenset({"ckd", "chronic", "kidney", "diseas"}), every) == 4
+
+
+def _descent(displays: dict[int, str], inclusions: dict[int, list[str]] | None = None) -> Descent:
+    """A descent over toy concepts: row 0 and the codes below it, each named by ``displays`` and
+    with the release's inclusion terms ``inclusions``."""
+    texts = [(row, text) for row in sorted(displays) for text in [displays[row], *(inclusions or {}).get(row, [])]]
+
+    class Concepts:
+        def __getitem__(self, row: int) -> object:
+            return type("Concept", (), {"display": displays[row]})
+
+    class Bundle:
+        concepts = Concepts()
+        billable = np.array([row > 0 for row in sorted(displays)])
+        systems: dict[str, object] = {}
+        label_text = [text for _, text in texts]
+        label_knowledge = [None] * len(texts)
+
+        def concept_labels(self, row: int) -> list[int]:
+            return [i for i, (owner, _) in enumerate(texts) if owner == row]
+
+    descent = Descent(Bundle(), (0.0,) * len(DETAIL_FEATURES), lambda row: Details.of(displays[row]))  # type: ignore[arg-type]
+    descent._below = lambda row: np.arange(1, len(displays))  # type: ignore[method-assign]
+    return descent
+
+
+def test_what_a_code_only_negates_is_the_default_and_unspecified_breaks_a_tie() -> None:
+    migraine = _descent({
+        0: "Migraine",
+        1: "Migraine without aura, not intractable, without status migrainosus",
+        2: "Ophthalmoplegic migraine, intractable",
+        3: "Migraine, unspecified, not intractable, without status migrainosus",
+        4: "Migraine, unspecified, intractable, without status migrainosus",
+    })  # fmt: skip
+    every = np.ones(5, dtype=bool)
+    assert migraine.code(0, Details.of("migraine"), frozenset(tokens("migraine")), every) == 3
+    said = "intractable migraine"
+    assert migraine.code(0, Details.of(said), frozenset(tokens(said)), every) == 4
+    piles = _descent(
+        {0: "Hemorrhoids and perianal venous thrombosis", 1: "Perianal venous thrombosis", 2: "Unspecified hemorrhoids"}
+    )
+    assert piles.code(0, Details.of("hemorrhoids"), frozenset(tokens("hemorrhoids")), np.ones(3, dtype=bool)) == 2
+
+
+def test_an_inclusion_term_of_a_code_selects_it() -> None:
+    failure = _descent(
+        {0: "Heart failure", 1: "Unspecified systolic (congestive) heart failure", 2: "Heart failure, unspecified"},
+        {2: ["Congestive heart failure NOS", "Biventricular (heart) failure NOS"]},
+    )
+    said = "congestive heart failure"
+    assert failure.code(0, Details.of(said), frozenset(tokens(said)), np.ones(3, dtype=bool)) == 2
 
 
 def _ascent(system: str = "hpo", margin: float = 0.1) -> Descent:

@@ -63,6 +63,39 @@ def test_with_and_without() -> None:
     assert _features("migraine without aura", "Migraine without aura, not intractable")["with_conflict"] == 0.0
 
 
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        # a qualifier the query negates ("no", "not", "with no") against one the name states
+        ("type 1 diabetic in DKA, not in a coma", "Type 1 diabetes mellitus with ketoacidosis with coma", 1.0),
+        ("type 1 diabetic in DKA, not in a coma", "Type 1 diabetes mellitus with ketoacidosis without coma", 0.0),
+        (
+            "recurrent depression, severe, no psychotic features",
+            "Major depressive disorder, recurrent, severe with psychotic symptoms",
+            1.0,
+        ),
+        ("concussion with no loss of consciousness", "Concussion with loss of consciousness of 30 minutes or less", 1.0),
+        ("concussion with no loss of consciousness", "Concussion without loss of consciousness", 0.0),
+        (
+            "appendicitis, not perforated and no gangrene",
+            "Acute appendicitis with perforation, localized peritonitis, and gangrene, without abscess",
+            1.0,
+        ),
+        ("migraine, aura, not intractable", "Migraine with aura, intractable, without status migrainosus", 1.0),
+        ("migraine, aura, not intractable", "Migraine with aura, not intractable, without status migrainosus", 0.0),
+        # a qualifier the query states against one the name negates
+        ("GERD with esophagitis, not bleeding", "Gastro-esophageal reflux disease without esophagitis", 1.0),
+        ("GERD with esophagitis, not bleeding", "Gastro-esophageal reflux disease with esophagitis, without bleeding", 0.0),
+        ("concussion with loss of consciousness", "Concussion without loss of consciousness", 1.0),
+        # a negation that only says what the name does not state is no conflict
+        ("baby not gaining weight", "Poor weight gain", 0.0),
+        ("cleft lip", "Non-midline cleft lip", 0.0),  # "non" negates "midline" only
+    ],
+)
+def test_a_negated_qualifier_against_a_stated_one_turns_the_meaning_over(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
+
+
 def test_open_and_nondisplaced_only_when_said() -> None:
     assert (
         _features("femoral neck fracture", f"{FEMUR}, initial encounter for open fracture type I or II")["default_conflict"]
