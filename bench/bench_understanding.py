@@ -121,7 +121,9 @@ def evaluate(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", choices=sorted(SETS), default="a", help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c: development set")
+    parser.add_argument(
+        "--set", choices=sorted(SETS), default="a", help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c: development"
+    )
     parser.add_argument("--system", choices=sorted(SETS["a"]), action="append")
     parser.add_argument("--quick", action="store_true", help="the served configuration only")
     parser.add_argument("--misses", action="store_true", help="list the served ranking's misses at 1")

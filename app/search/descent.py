@@ -15,7 +15,7 @@ before its category (a category's code answers whatever the category answers, an
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -48,6 +48,7 @@ class Descent:
         self._below = lru_cache(maxsize=4096)(self._billable_below)
         self._tokens = lru_cache(maxsize=50_000)(lambda row: frozenset(tokens(bundle.concepts[row].display)))
         self._named = lru_cache(maxsize=50_000)(self._release_tokens)
+        self._codes = lru_cache(maxsize=1024)(self._codes_below)
         # Systems that say which codes are billable (ICD-10-CM): the others have no codes to descend to.
         self.coded = frozenset(key for key in bundle.systems if _any_billable(bundle, bundle.rows(key, True)))
 
@@ -60,40 +61,66 @@ class Descent:
         """The words of a concept's names in its release: the preferred name and the inclusion
         terms (I50.9 *Heart failure, unspecified* is also "Congestive heart failure NOS")."""
         bundle = self.bundle
-        texts = [bundle.label_text[i] for i in bundle.concept_labels(row) if bundle.label_knowledge[i] is None]
+        texts = [bundle.label_text[i] or "" for i in bundle.concept_labels(row) if bundle.label_knowledge[i] is None]
         return frozenset(tokens(" ".join(texts)))
 
     def code(self, row: int, stated: Details, query_tokens: frozenset[str], mask: np.ndarray) -> int | None:
         """The billable code below ``row`` (admitted by ``mask``) the query's details select."""
-        below = self._below(row)
-        below = below[mask[below]]
-        if not len(below):
+        codes = self._codes(row)
+        admitted = mask[codes.rows]
+        if not admitted.any():
             return None
+        # One agreement per kind of name (the codes of a category share their details by the dozen).
+        detail = np.asarray([float(np.dot(self.weights, agreement(stated, named, True))) for named in codes.kinds])
+        said = np.fromiter((codes.word_ids.get(t, -1) for t in query_tokens), dtype=np.int64)
+        # Words the code adds that the query says select it (in its name or inclusion terms); those
+        # it does not say count against it, and so does a "with ..." the query does not say (a stop
+        # word, so not among the words); what it only negates is the default a coder records when
+        # nothing is said, and weighs little. Among equals, the code named "unspecified".
+        n = len(codes.rows)
+        selecting = _count(codes.selecting, said, n)
+        unsaid = ~np.isin(codes.adds.words, said)
+        defaults = np.bincount(codes.adds.owner[unsaid & codes.adds_default], minlength=n)
+        others = np.bincount(codes.adds.owner[unsaid & ~codes.adds_default], minlength=n)
+        score = (
+            detail[codes.kind]
+            + 0.5 * selecting
+            - 0.5 * others
+            - 0.1 * defaults
+            - 0.3 * (codes.with_ & (not stated.with_))
+            + 0.05 * codes.unspecified
+        )
+        score[~admitted] = -np.inf
+        return int(codes.rows[int(np.argmax(score))])  # the first best, in code order
+
+    def _codes_below(self, row: int) -> _Codes:
+        below = self._below(row)
         parent = self._tokens(row)
-        best, best_score = None, -np.inf
+        ids: dict[str, int] = {}
+        kinds: dict[Details, int] = {}
+        kind: list[int] = []
+        selecting: list[list[int]] = []
+        adds: list[list[int]] = []
+        defaults: list[bool] = []
         for child in below.tolist():
             named = self.details(child)
-            detail = float(np.dot(self.weights, agreement(stated, named, True)))
-            extra = self._tokens(child) - parent
-            unsaid = extra - query_tokens - NEUTRAL
+            kind.append(kinds.setdefault(replace(named, said=frozenset()), len(kinds)))  # what agreement() reads
             negated_only = named.negated - named.said  # "not intractable, without status migrainosus"
-            defaults = unsaid & negated_only
-            # Words the code adds that the query says select it; those it does not say count against
-            # it, and so does a "with ..." the query does not say (a stop word, so not among the words);
-            # what it only negates is the default a coder records when nothing is said, and weighs little.
-            unsaid_with = named.with_ and not stated.with_
-            # Among equals, the code named "unspecified": what a coder records when nothing more is said.
-            score = (
-                detail
-                + 0.5 * len((self._named(child) - parent - negated_only) & query_tokens)
-                - 0.5 * len(unsaid - defaults)
-                - 0.1 * len(defaults)
-                - 0.3 * unsaid_with
-                + 0.05 * bool(self._tokens(child) & UNSPECIFIED)
-            )
-            if score > best_score:
-                best, best_score = child, score
-        return best
+            selecting.append([ids.setdefault(t, len(ids)) for t in self._named(child) - parent - negated_only])
+            added = sorted(self._tokens(child) - parent - NEUTRAL)
+            adds.append([ids.setdefault(t, len(ids)) for t in added])
+            defaults.extend(t in negated_only for t in added)
+        return _Codes(
+            rows=below,
+            kinds=list(kinds),
+            kind=np.asarray(kind, dtype=np.int64),
+            word_ids=ids,
+            selecting=_Words.of(selecting),
+            adds=_Words.of(adds),
+            adds_default=np.asarray(defaults, dtype=bool),
+            with_=np.asarray([self.details(child).with_ for child in below.tolist()], dtype=bool),
+            unspecified=np.asarray([bool(self._tokens(child) & UNSPECIFIED) for child in below.tolist()], dtype=bool),
+        )
 
     def apply(
         self, rows: list[Ranked], stated: Details, query: str, mask: np.ndarray, required: bool, k: int, ascend: bool = False
@@ -142,6 +169,39 @@ class Descent:
                 moved = replace(top, score=other.score, confidence=other.confidence)
                 return [first, *rows[1:i], moved, *rows[i + 1 :]]
         return rows
+
+
+@dataclass(frozen=True)
+class _Words:
+    """Word ids of several codes, flat: ``words[i]`` belongs to code ``owner[i]``."""
+
+    words: np.ndarray
+    owner: np.ndarray
+
+    @classmethod
+    def of(cls, per_code: list[list[int]]) -> _Words:
+        owner = np.repeat(np.arange(len(per_code)), [len(words) for words in per_code])
+        return cls(np.asarray([w for words in per_code for w in words], dtype=np.int64), owner)
+
+
+@dataclass(frozen=True)
+class _Codes:
+    """The billable codes below a category, described once for every query that descends to them."""
+
+    rows: np.ndarray
+    kinds: list[Details]  # their names' distinct details
+    kind: np.ndarray  # per code, its details' index in ``kinds``
+    word_ids: dict[str, int]
+    selecting: _Words  # words of its names (release labels) beyond the category's, less those it only negates
+    adds: _Words  # words its name adds to the category's, less the neutral ones
+    adds_default: np.ndarray  # per word of ``adds``: one the name only negates
+    with_: np.ndarray  # its name says "with ..."
+    unspecified: np.ndarray  # its name says "unspecified"
+
+
+def _count(words: _Words, said: np.ndarray, n: int) -> np.ndarray:
+    """Per code, how many of its ``words`` are ``said``."""
+    return np.bincount(words.owner[np.isin(words.words, said)], minlength=n)
 
 
 def _any_billable(bundle: Bundle, rows: range) -> bool:
