@@ -25,9 +25,9 @@ class SearchSettings(BaseModel):
     # The documented default threshold: a filtered $expand lists only concepts at or above it
     # (and /search, /similar, /match when a caller passes it as min_confidence). Chosen in
     # bench/bench_ranking.py so that nonsense and off-topic queries return nothing: 0.3 before the
-    # confidence was recalibrated on real queries, 0.425 its image since (the same rows pass;
+    # confidence was recalibrated on real queries, 0.449 its image since (the same rows pass;
     # bench/bench_recalibration.py).
-    confidence_threshold: float = Field(default=0.425, ge=0, le=1)
+    confidence_threshold: float = Field(default=0.449, ge=0, le=1)
     # How many label hits to fetch per wanted concept before grouping labels into concepts (more
     # are fetched while too few concepts come back). 2 ranks as 4 did on the benchmarks, in less time.
     label_oversample: int = Field(default=2, ge=1)
