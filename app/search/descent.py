@@ -23,11 +23,10 @@ import numpy as np
 from app.search.details import DETAIL_FEATURES, Details, agreement
 from app.search.values import Ranked
 from indexer.bundle import Bundle
-from indexer.lexical.normalise import tokens
+from indexer.lexical.normalise import UNSPECIFIED, tokens
 
 MAX_BELOW = 600  # codes below a category searched for its billable ones, in code order
 NEUTRAL = frozenset(tokens("unspecified without not no non complications complication NOS initial encounter closed"))
-UNSPECIFIED = frozenset(tokens("unspecified"))
 SHOWN = 3  # top rows whose codes are listed before them when billable codes are not required
 
 
@@ -76,22 +75,17 @@ class Descent:
         # Words the code adds that the query says select it (in its name or inclusion terms); those
         # it does not say count against it, and so does a "with ..." the query does not say (a stop
         # word, so not among the words); what it only negates is the default a coder records when
-        # nothing is said, and weighs little. Among equals, the code named "unspecified".
+        # nothing is said, and weighs little. Among equals, the code named "unspecified" (or NOS).
         n = len(codes.rows)
         selecting = _count(codes.selecting, said, n)
         unsaid = ~np.isin(codes.adds.words, said)
         defaults = np.bincount(codes.adds.owner[unsaid & codes.adds_default], minlength=n)
         others = np.bincount(codes.adds.owner[unsaid & ~codes.adds_default], minlength=n)
-        score = (
-            detail[codes.kind]
-            + 0.5 * selecting
-            - 0.5 * others
-            - 0.1 * defaults
-            - 0.3 * (codes.with_ & (not stated.with_))
-            + 0.05 * codes.unspecified
-        )
+        score = detail[codes.kind] + 0.5 * selecting - 0.5 * others - 0.1 * defaults - 0.3 * (codes.with_ & (not stated.with_))
         score[~admitted] = -np.inf
-        return int(codes.rows[int(np.argmax(score))])  # the first best, in code order
+        best = np.flatnonzero(score >= score.max() - 1e-9)  # in code order
+        unspecified = best[codes.unspecified[best]]
+        return int(codes.rows[unspecified[0] if len(unspecified) else best[0]])
 
     def _codes_below(self, row: int) -> _Codes:
         below = self._below(row)
@@ -102,14 +96,18 @@ class Descent:
         selecting: list[list[int]] = []
         adds: list[list[int]] = []
         defaults: list[bool] = []
+        with_: list[bool] = []
+        unspecified: list[bool] = []
         for child in below.tolist():
-            named = self.details(child)
+            named, words = self.details(child), self._tokens(child)
             kind.append(kinds.setdefault(replace(named, said=frozenset()), len(kinds)))  # what agreement() reads
             negated_only = named.negated - named.said  # "not intractable, without status migrainosus"
-            selecting.append([ids.setdefault(t, len(ids)) for t in self._named(child) - parent - negated_only])
-            added = sorted(self._tokens(child) - parent - NEUTRAL)
+            selecting.append([ids.setdefault(t, len(ids)) for t in self._named(child) - parent - negated_only - NEUTRAL])
+            added = sorted(words - parent - NEUTRAL)
             adds.append([ids.setdefault(t, len(ids)) for t in added])
             defaults.extend(t in negated_only for t in added)
+            with_.append(named.with_)
+            unspecified.append(bool(words & UNSPECIFIED))
         return _Codes(
             rows=below,
             kinds=list(kinds),
@@ -118,8 +116,8 @@ class Descent:
             selecting=_Words.of(selecting),
             adds=_Words.of(adds),
             adds_default=np.asarray(defaults, dtype=bool),
-            with_=np.asarray([self.details(child).with_ for child in below.tolist()], dtype=bool),
-            unspecified=np.asarray([bool(self._tokens(child) & UNSPECIFIED) for child in below.tolist()], dtype=bool),
+            with_=np.asarray(with_, dtype=bool),
+            unspecified=np.asarray(unspecified, dtype=bool),
         )
 
     def apply(
@@ -137,7 +135,9 @@ class Descent:
             found = None
             coded = self.bundle.concepts[ranked.row].system in self.coded
             if coded and not self.bundle.billable[ranked.row] and (required or rank < SHOWN):
-                found = self.code(ranked.row, stated, query_tokens, mask)
+                found = self.code(
+                    ranked.row, stated, query_tokens - stated.negated, mask
+                )  # "non-intractable" says no "intractable"
             if found is not None and found not in seen:
                 parent = self.bundle.concepts[ranked.row]
                 via = f"via {parent.code} {parent.display}: its code for what the query states"

@@ -28,12 +28,18 @@ _ENCOUNTER = (
 _NUMBER = re.compile(r"\b(\d{1,2}[a-z]?)\b")
 _WITHOUT = re.compile(r"\b(?:without|w/o|with no)\b")
 _WITH = re.compile(r"\bwith\b(?! or without| no\b| not\b)")
-# A negated qualifier ("without coma", "not intractable", "no psychotic features", "not
-# perforated or gangrenous") and a stated one ("with coma", ", intractable,"): the words up to
-# the next comma, "with" or "and" ("non" negates its next word only). A qualifier a name negates
-# is ICD-10-CM's default, coded when nothing is said (E10.10 "... without coma", G43.909
-# "Migraine, unspecified, not intractable, without status migrainosus").
-_NEGATED = re.compile(r"\b(?:(?:without|w/o|no|not)\b\s*((?:(?!\b(?:with|and)\b)[^,;.])*)|non\b[\s-]*(\w*))")
+# A negated qualifier ("without coma", "not intractable", "no psychotic features", "neither coma
+# nor ketoacidosis") and a stated one ("with coma", ", intractable,"): the words up to the next
+# comma, "with", "and", "but", "because", "due" or "for" ("non" negates its next word only). A
+# qualifier a name negates is ICD-10-CM's default, coded when nothing is said (E10.10 "...
+# without coma", G43.909 "Migraine, unspecified, not intractable, without status migrainosus");
+# the fixed phrases that only look like a negation ("not elsewhere classified", "not carried
+# out because of ...") are no qualifier.
+_NEGATED = re.compile(
+    r"\b(?:(?:without|w/o|no|not|neither)\b\s*((?:(?!\b(?:with|and|but|because|due|for)\b)[^,;.])*)|non\b[\s-]*(\w*))"
+)
+_NOT_A_NEGATION = re.compile(r"\bnot (?:elsewhere classified|otherwise specified|carried out|normally found)\b")
+_JOINING = frozenset({"nor"})  # "neither coma nor ketoacidosis": a word of the span, not a qualifier
 _QUALIFIER = re.compile(r"(?:\bwith\b|,)((?:(?!\b(?:with|without)\b)[^,;])*)")
 _OPEN = re.compile(r"\b(?:open|compound)\b(?=.*\b(?:fracture|fx)\b)")
 _FAMILY = re.compile(r"\b(?:family (?:history|hx)|fhx|fam hx)\b")
@@ -76,8 +82,9 @@ class Details:
         folded = fold(text)
         sides = frozenset("bilateral" if side == "both" else side for side in _SIDE.findall(folded))
         encounter = next((name for name, pattern in _ENCOUNTER if pattern.search(folded)), None)
-        negated = _stems(" ".join(" ".join(spans) for spans in _NEGATED.findall(folded)))
-        unnegated = _NEGATED.sub(";", folded)
+        plain = _NOT_A_NEGATION.sub(" ", folded)
+        negated = _stems(" ".join(" ".join(spans) for spans in _NEGATED.findall(plain))) - _JOINING
+        unnegated = _NEGATED.sub(";", plain)
         return cls(
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),
@@ -109,7 +116,7 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
     number_conflict = bool(query.numbers) and bool(name.numbers) and not number_agree
     with_conflict = (
         (query.without and name.with_ and not name.without)
-        or (query.with_ and name.without and not name.negated <= query.negated)
+        or (query.with_ and not query.without and not query.negated and name.without)
         or bool(query.negated & name.stated)  # "no coma" against "... with coma"
         or bool(query.said & name.negated)  # "migraine with aura" against "Migraine without aura"
         or (query.history is not None and name.history is not None and query.history != name.history)

@@ -25,8 +25,7 @@ def open_search_service(settings: Settings, encoder: Encoder | None = None, dire
         encoder = load_encoder(bundle.model_dir, settings.encoder, expected.precision)
     if (encoder.id, encoder.sha256, encoder.precision) != (expected.id, expected.sha256, expected.precision):
         raise EncoderError(
-            f"encoder {encoder.id} ({encoder.precision}) does not match the bundle's"
-            f" {expected.id} ({expected.precision})"
+            f"encoder {encoder.id} ({encoder.precision}) does not match the bundle's {expected.id} ({expected.precision})"
         )
     service = SearchService(bundle, encoder, settings.search)
     service.warm()  # off the request path: start-up or the bundle watcher

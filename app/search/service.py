@@ -180,9 +180,10 @@ class SearchService:
         rankings = []
         threshold = Threshold(min_confidence, spare_whole_words)
         for query, correction, reading, texts in zip(queries, corrections, readings, asked, strict=True):
-            stated = Details.of(f"{query}; {reading.text}")  # two texts: no qualifier runs across
-            found, above = self._rank(texts, stated, ranked_scope, where, depth, mode, threshold)
             said = f"{reading.text} {correction}" if correction else reading.text  # a misspelled word as meant too
+            # Separate texts: no qualifier runs from one into the next.
+            stated = Details.of("; ".join(text for text in (query, reading.text, correction) if text))
+            found, above = self._rank(texts, stated, ranked_scope, where, depth, mode, threshold)
             found = self.descent.apply(found, stated, said, codes, required, k, ascend=mode is Mode.HYBRID)
             rankings.append(Ranking(found, correction, above))
         return rankings

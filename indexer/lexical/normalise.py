@@ -12,9 +12,7 @@ from functools import lru_cache
 
 import Stemmer
 
-STOP_WORDS = frozenset(
-    "a an and are as at be by for from has in into is it its of on or that the to was were which with".split()
-)
+STOP_WORDS = frozenset("a an and are as at be by for from has in into is it its of on or that the to was were which with".split())
 _SPLIT = re.compile(r"[^\w]+|_")
 _stemmer = Stemmer.Stemmer("english")
 
@@ -42,7 +40,7 @@ def tokens(text: str) -> list[str]:
 
 _PARENTHESISED = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _UNSPECIFIED_CLAUSE = re.compile(r",\s*unspecified\b[^,]*$", re.IGNORECASE)  # ", unspecified organism"
-_UNSPECIFIED = frozenset({"unspecifi", "nos"})  # stems of "unspecified" and "NOS"
+UNSPECIFIED = frozenset({"unspecifi", "nos"})  # stems of "unspecified" and "NOS"
 
 
 def label_key(text: str) -> str:
@@ -51,13 +49,21 @@ def label_key(text: str) -> str:
     unspecified", "heart failure NOS", "Failure, heart" and "Pneumonia, unspecified organism"
     against "pneumonia" agree: the unspecified axis makes the code the default one)."""
     text = _UNSPECIFIED_CLAUSE.sub(" ", _PARENTHESISED.sub(" ", text))
-    return " ".join(sorted(t for t in tokens(text) if t not in _UNSPECIFIED))
+    return " ".join(sorted(t for t in tokens(text) if t not in UNSPECIFIED))
 
 
 # Label kinds that name their concept exactly (not broader, narrower or related synonyms).
 NAME_KINDS = frozenset(
     {
-        "preferred", "fsn", "exact synonym", "layperson", "abbreviation", "uk_spelling", "plural_form", "inclusion", "includes",
+        "preferred",
+        "fsn",
+        "exact synonym",
+        "layperson",
+        "abbreviation",
+        "uk_spelling",
+        "plural_form",
+        "inclusion",
+        "includes",
         "learned",  # a phrasing users chose the concept for, approved by a curator
     }
 )

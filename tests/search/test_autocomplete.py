@@ -53,7 +53,7 @@ def test_correction_of_an_unknown_word() -> None:
 
 
 def test_a_word_spelt_as_it_sounds_is_corrected_though_it_starts_otherwise() -> None:
-    """"numonia" does not start as pneumonia does (edits are only weighed between words of the
+    """ "numonia" does not start as pneumonia does (edits are only weighed between words of the
     same first letter), but its Metaphone key (NMN) is the same; nonsense stays uncorrected."""
     vocabulary = Vocabulary.from_texts(["Pneumonia", "Tachycardia", "Dystonia", "Diarrhea"])
     assert vocabulary.correction("numonia") == "pneumonia"
@@ -61,9 +61,7 @@ def test_a_word_spelt_as_it_sounds_is_corrected_though_it_starts_otherwise() -> 
     assert vocabulary.correction("qwxzv") is None
 
 
-@pytest.mark.parametrize(
-    ("text", "partial"), [("hearing lo", "lo"), ("Tachyc", "tachyc"), ("hearing ", None), ("fever,", None)]
-)
+@pytest.mark.parametrize(("text", "partial"), [("hearing lo", "lo"), ("Tachyc", "tachyc"), ("hearing ", None), ("fever,", None)])
 def test_the_last_word_is_partial_until_a_space_or_punctuation(text: str, partial: str | None) -> None:
     assert partial_word(text) == partial
 

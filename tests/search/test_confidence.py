@@ -32,7 +32,10 @@ def test_the_fit_ranks_right_answers_first_and_calibrates_the_top_row() -> None:
     calibration = fit(_groups(1), "toy")
     assert calibration.weights[0] > 0 and calibration.weights[0] == max(calibration.weights)
     test = _groups(2)
-    tops = [(calibration.confidence(f).max(), right is not None and int(np.argmax(calibration.confidence(f))) == right) for f, right in test]
+    tops = [
+        (calibration.confidence(f).max(), right is not None and int(np.argmax(calibration.confidence(f))) == right)
+        for f, right in test
+    ]
     answered = [c for c, ok in tops if ok]
     unanswered = [c for (c, _), (_, right) in zip(tops, test, strict=True) if right is None]
     assert len(answered) == sum(right is not None for _, right in test)  # every right answer ranked first

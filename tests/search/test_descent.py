@@ -100,6 +100,8 @@ def test_what_a_code_only_negates_is_the_default_and_unspecified_breaks_a_tie() 
     assert migraine.code(0, Details.of("migraine"), frozenset(tokens("migraine")), every) == 3
     said = "intractable migraine"
     assert migraine.code(0, Details.of(said), frozenset(tokens(said)), every) == 4
+    said = "non-intractable migraine"  # what the query negates it does not say (Descent.apply leaves it out)
+    assert migraine.code(0, Details.of(said), frozenset(tokens(said)) - Details.of(said).negated, every) == 3
     piles = _descent(
         {0: "Hemorrhoids and perianal venous thrombosis", 1: "Perianal venous thrombosis", 2: "Unspecified hemorrhoids"}
     )

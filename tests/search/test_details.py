@@ -90,6 +90,17 @@ def test_with_and_without() -> None:
         # a negation that only says what the name does not state is no conflict
         ("baby not gaining weight", "Poor weight gain", 0.0),
         ("cleft lip", "Non-midline cleft lip", 0.0),  # "non" negates "midline" only
+        ("neither coma nor ketoacidosis", "Type 1 diabetes mellitus without ketoacidosis, without coma", 0.0),
+        # a default the query negates beside a qualifier it states agrees with the name negating it
+        (
+            "migraine with aura, without status migrainosus",
+            "Migraine with aura, not intractable, without status migrainosus",
+            0.0,
+        ),
+        # phrases that only look like a negation
+        ("vaccine refused by caregiver", "Immunization not carried out because of caregiver refusal", 0.0),
+        ("cocaine in blood", "Finding of cocaine in blood", 0.0),
+        ("cocaine in blood", "Findings of drugs and other substances, not normally found in blood", 0.0),
     ],
 )
 def test_a_negated_qualifier_against_a_stated_one_turns_the_meaning_over(query: str, name: str, conflict: float) -> None:

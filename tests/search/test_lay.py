@@ -9,7 +9,10 @@ from app.search.lay import gerund, rewrites
 from tests.api.conftest import built, client  # noqa: F401 - the toy bundle and an app serving it
 
 
-@pytest.mark.parametrize(("verb", "expected"), [("hear", "hearing"), ("breathe", "breathing"), ("see", "seeing"), ("die", "dying"), ("walking", "walking")])
+@pytest.mark.parametrize(
+    ("verb", "expected"),
+    [("hear", "hearing"), ("breathe", "breathing"), ("see", "seeing"), ("die", "dying"), ("walking", "walking")],
+)
 def test_gerund(verb: str, expected: str) -> None:
     assert gerund(verb) == expected
 
