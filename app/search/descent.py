@@ -135,9 +135,8 @@ class Descent:
             found = None
             coded = self.bundle.concepts[ranked.row].system in self.coded
             if coded and not self.bundle.billable[ranked.row] and (required or rank < SHOWN):
-                found = self.code(
-                    ranked.row, stated, query_tokens - stated.negated, mask
-                )  # "non-intractable" says no "intractable"
+                # What the query negates it does not say: "non-intractable" says no "intractable".
+                found = self.code(ranked.row, stated, query_tokens - stated.negated, mask)
             if found is not None and found not in seen:
                 parent = self.bundle.concepts[ranked.row]
                 via = f"via {parent.code} {parent.display}: its code for what the query states"

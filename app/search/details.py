@@ -73,9 +73,9 @@ class Details:
     open_: bool  # an open (compound) fracture
     nondisplaced: bool
     history: str | None = None  # "family" or "personal" (a history not said to be the family's)
-    negated: frozenset[str] = frozenset()  # :func:`_stems` of the negated qualifiers
-    stated: frozenset[str] = frozenset()  # :func:`_stems` of the qualifiers stated ("with ...", ", ..."), not negated
-    said: frozenset[str] = frozenset()  # :func:`_stems` of the text that no negation covers
+    negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
+    stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
+    said: frozenset[str] = frozenset()  # those of the text that no negation covers
 
     @classmethod
     def of(cls, text: str) -> Details:
@@ -83,7 +83,7 @@ class Details:
         sides = frozenset("bilateral" if side == "both" else side for side in _SIDE.findall(folded))
         encounter = next((name for name, pattern in _ENCOUNTER if pattern.search(folded)), None)
         plain = _NOT_A_NEGATION.sub(" ", folded)
-        negated = _stems(" ".join(" ".join(spans) for spans in _NEGATED.findall(plain))) - _JOINING
+        negated = frozenset(tokens(" ".join(" ".join(spans) for spans in _NEGATED.findall(plain)))) - _JOINING
         unnegated = _NEGATED.sub(";", plain)
         return cls(
             sides,
@@ -96,13 +96,9 @@ class Details:
             bool(_NONDISPLACED.search(folded)),
             "family" if _FAMILY.search(folded) else "personal" if _HISTORY.search(folded) else None,
             negated,
-            _stems(" ".join(_QUALIFIER.findall(unnegated))),
-            _stems(unnegated),
+            frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
+            frozenset(tokens(unnegated)),
         )
-
-
-def _stems(text: str) -> frozenset[str]:
-    return frozenset(tokens(text))
 
 
 def agreement(query: Details, name: Details, billable: bool | None) -> tuple[float, ...]:

@@ -12,7 +12,9 @@ from functools import lru_cache
 
 import Stemmer
 
-STOP_WORDS = frozenset("a an and are as at be by for from has in into is it its of on or that the to was were which with".split())
+STOP_WORDS = frozenset(
+    "a an and are as at be by for from has in into is it its of on or that the to was were which with".split()
+)
 _SPLIT = re.compile(r"[^\w]+|_")
 _stemmer = Stemmer.Stemmer("english")
 
@@ -55,15 +57,7 @@ def label_key(text: str) -> str:
 # Label kinds that name their concept exactly (not broader, narrower or related synonyms).
 NAME_KINDS = frozenset(
     {
-        "preferred",
-        "fsn",
-        "exact synonym",
-        "layperson",
-        "abbreviation",
-        "uk_spelling",
-        "plural_form",
-        "inclusion",
-        "includes",
+        "preferred", "fsn", "exact synonym", "layperson", "abbreviation", "uk_spelling", "plural_form", "inclusion", "includes",
         "learned",  # a phrasing users chose the concept for, approved by a curator
     }
 )

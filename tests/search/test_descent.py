@@ -45,19 +45,13 @@ def test_the_code_chosen_is_the_one_whose_details_the_query_states(client: TestC
 
 
 def test_descent_prefers_the_code_that_adds_nothing_unsaid() -> None:
-    class Concepts:
-        displays = {
-            0: "Type 2 diabetes mellitus",
-            1: "Type 2 diabetes mellitus with hyperglycemia",
-            2: "Type 2 diabetes mellitus with unspecified complications",
-            3: "Type 2 diabetes mellitus without complications",
-            4: "Type 2 diabetes mellitus with diabetic chronic kidney disease",
-        }
-
-        def __getitem__(self, row: int) -> object:
-            return type("Concept", (), {"display": self.displays[row]})
-
-    descent = _descent(Concepts.displays)
+    descent = _descent({
+        0: "Type 2 diabetes mellitus",
+        1: "Type 2 diabetes mellitus with hyperglycemia",
+        2: "Type 2 diabetes mellitus with unspecified complications",
+        3: "Type 2 diabetes mellitus without complications",
+        4: "Type 2 diabetes mellitus with diabetic chronic kidney disease",
+    })  # fmt: skip
     every = np.ones(5, dtype=bool)
     assert descent.code(0, Details.of("T2DM"), frozenset(), every) == 3
     assert descent.code(0, Details.of("T2DM with hyperglycemia"), frozenset({"hyperglycemia"}), every) == 1
