@@ -9,7 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.settings import Settings
-from tests.real_data import ROOT, indexer, real_client
+from indexer.bundle import current_bundle, read_manifest
+from tests.real_data import DATA_DIR, ROOT, indexer, real_client
 
 pytestmark = pytest.mark.model
 
@@ -134,6 +135,15 @@ def test_setup_again_changes_nothing(client: TestClient) -> None:
     assert "already has these inputs; nothing to do" in said
 
 
+def test_every_vocabulary_row_names_its_code_as_the_release_does(client: TestClient) -> None:
+    """A row whose name is not the loaded release's is not applied: none of the shipped tables' is lost."""
+    bundle = current_bundle(Settings(data_dir=DATA_DIR, _env_file=None).bundles_dir)
+    assert bundle is not None
+    tables = read_manifest(bundle).knowledge["vocabulary"]
+    assert {"hpo_4", "icd10cm_l_q"} <= tables.keys()
+    assert {name: table["unresolved"] for name, table in tables.items() if table["unresolved"]} == {}
+
+
 def test_the_readme_search_example_is_what_the_service_answers(client: TestClient) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     example = readme.split("```json", 1)[1].split("```", 1)[0]
@@ -219,6 +229,9 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         ("concussion with no loss of consciousness, initial encounter", {"system": "icd10cm"}, "S06.0X0A", 1),
         ("acute cholecystitis with gallbladder stones, not obstructed", {"system": "icd10cm"}, "K80.00", 1),
         ("inguinal hernia, no gangrene or obstruction", {"system": "icd10cm", "billable": "true"}, "K40.90", 1),
+        # "Other ..." is specified but not by its own code: with nothing specified, the unspecified twin
+        ("sprained right ankle, initial encounter", {"system": "icd10cm"}, "S93.401A", 1),
+        ("sprain, wrist, left, initial", {"system": "icd10cm", "billable": "true"}, "S63.502A", 1),
     ],
 )
 def test_answers_are_codeable(client: TestClient, query: str, params: dict, expected: str, within: int) -> None:

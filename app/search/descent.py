@@ -27,6 +27,7 @@ from indexer.lexical.normalise import UNSPECIFIED, tokens
 
 MAX_BELOW = 600  # codes below a category searched for its billable ones, in code order
 NEUTRAL = frozenset(tokens("unspecified without not no non complications complication NOS initial encounter closed"))
+OTHER = frozenset(tokens("other specified"))  # "Other [specified] ...": specified, but not as a code of its own
 SHOWN = 3  # top rows whose codes are listed before them when billable codes are not required
 
 
@@ -147,6 +148,8 @@ class Descent:
             if keep and ranked.row not in seen:
                 out.append(ranked)
                 seen.add(ranked.row)
+        if ascend and self.ascent_margin and out:
+            out = self._unspecified_first(out, query_tokens)
         return out[:k]
 
     def _ascend(self, rows: list[Ranked], query_tokens: frozenset[str]) -> list[Ranked]:
@@ -164,6 +167,28 @@ class Descent:
                 named, parent = self._tokens(top.row), self._tokens(other.row)
                 if not parent < named or not named - parent - query_tokens - NEUTRAL:
                     return rows  # not its parent's name refined, or refined only by what the query says
+                first = replace(other, score=top.score, confidence=top.confidence)
+                moved = replace(top, score=other.score, confidence=other.confidence)
+                return [first, *rows[1:i], moved, *rows[i + 1 :]]
+        return rows
+
+
+    def _unspecified_first(self, rows: list[Ranked], query_tokens: frozenset[str]) -> list[Ranked]:
+        """``rows`` with the first one's "unspecified" twin first, when the first is named "Other
+        [specified] ..." (specified, but by nothing the query says) and a row within the margin is
+        named the same with "unspecified": as a coder codes a sprain of the ankle's ligament that the
+        note does not name (S93.401A, not S93.491A). They trade places and scores. The query must
+        say nothing the twin's name does not (a ligament it names is what "other" is for)."""
+        top = rows[0]
+        named = self._tokens(top.row)
+        if self.bundle.concepts[top.row].system not in self.coded or "other" not in named or query_tokens & OTHER:
+            return rows
+        within = self.own_scale(top.confidence) - self.ascent_margin
+        for i, other in enumerate(rows[1:], start=1):
+            if self.own_scale(other.confidence) < within:
+                break
+            twin = self._tokens(other.row)
+            if twin & UNSPECIFIED and twin - UNSPECIFIED == named - OTHER and not query_tokens - twin - NEUTRAL:
                 first = replace(other, score=top.score, confidence=top.confidence)
                 moved = replace(top, score=other.score, confidence=other.confidence)
                 return [first, *rows[1:i], moved, *rows[i + 1 :]]

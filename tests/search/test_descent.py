@@ -113,8 +113,11 @@ def test_an_inclusion_term_of_a_code_selects_it() -> None:
 
 def _ascent(system: str = "hpo", margin: float = 0.1) -> Descent:
     """A descent over three HPO-like concepts: Microcephaly (0), its child Mild microcephaly (1), Macrocephaly (2)."""
-    displays = ("Microcephaly", "Mild microcephaly", "Macrocephaly")
-    parents = ((), (0,), ())
+    return _toy(("Microcephaly", "Mild microcephaly", "Macrocephaly"), ((), (0,), ()), system, margin)
+
+
+def _toy(displays: tuple[str, ...], parents: tuple[tuple[int, ...], ...], system: str, margin: float) -> Descent:
+    """A descent over toy concepts with nothing below them; billable where the system is coded ("icd")."""
 
     class Concepts:
         def __getitem__(self, row: int) -> object:
@@ -122,7 +125,7 @@ def _ascent(system: str = "hpo", margin: float = 0.1) -> Descent:
 
     class Bundle:
         concepts = Concepts()
-        billable = np.zeros(3, dtype=bool)
+        billable = np.full(len(displays), system == "icd")
         systems: dict[str, object] = {}
 
     descent = Descent(Bundle(), (0.0,) * len(DETAIL_FEATURES), lambda row: Details.of(displays[row]), margin)  # type: ignore[arg-type]
@@ -151,3 +154,30 @@ def test_no_ascent_when_the_query_says_the_added_word_the_parent_is_far_or_the_s
     assert _order(_ascent(margin=0.02), "her head is small", rows) == [(1, 0.8), (2, 0.78), (0, 0.75)]
     assert _order(_ascent(system="icd"), "her head is small", rows) == [(1, 0.8), (2, 0.78), (0, 0.75)]
     assert _order(_ascent(margin=0.0), "her head is small", rows) == [(1, 0.8), (2, 0.78), (0, 0.75)]  # off
+
+
+def _sprains(margin: float = 0.1) -> Descent:
+    return _toy(
+        (
+            "Sprain of other ligament of right ankle, initial encounter",
+            "Sprain of unspecified ligament of right ankle, initial encounter",
+            "Sprain of tibiofibular ligament of right ankle, initial encounter",
+        ),
+        ((), (), ()),
+        "icd",
+        margin,
+    )
+
+
+def test_an_other_code_gives_way_to_its_unspecified_twin_when_the_query_specifies_nothing() -> None:
+    rows = _ranked((0, 0.97), (2, 0.96), (1, 0.95))
+    assert _order(_sprains(), "sprained right ankle, initial encounter", rows) == [(1, 0.97), (2, 0.96), (0, 0.95)]
+
+
+def test_the_other_code_stays_first_when_the_query_says_what_other_is_for_or_the_twin_is_far() -> None:
+    rows = _ranked((0, 0.97), (2, 0.96), (1, 0.95))
+    kept = [(0, 0.97), (2, 0.96), (1, 0.95)]
+    assert _order(_sprains(), "sprain of calcaneofibular ligament of right ankle", rows) == kept  # a ligament it names
+    assert _order(_sprains(), "sprain of other ligament of right ankle", rows) == kept  # "other" said
+    assert _order(_sprains(margin=0.01), "sprained right ankle, initial encounter", rows) == kept
+    assert _order(_sprains(margin=0.0), "sprained right ankle, initial encounter", rows) == kept  # off
