@@ -167,11 +167,8 @@ class Descent:
                 named, parent = self._tokens(top.row), self._tokens(other.row)
                 if not parent < named or not named - parent - query_tokens - NEUTRAL:
                     return rows  # not its parent's name refined, or refined only by what the query says
-                first = replace(other, score=top.score, confidence=top.confidence)
-                moved = replace(top, score=other.score, confidence=other.confidence)
-                return [first, *rows[1:i], moved, *rows[i + 1 :]]
+                return _trade(rows, i)
         return rows
-
 
     def _unspecified_first(self, rows: list[Ranked], query_tokens: frozenset[str]) -> list[Ranked]:
         """``rows`` with the first one's "unspecified" twin first, when the first is named "Other
@@ -189,10 +186,16 @@ class Descent:
                 break
             twin = self._tokens(other.row)
             if twin & UNSPECIFIED and twin - UNSPECIFIED == named - OTHER and not query_tokens - twin - NEUTRAL:
-                first = replace(other, score=top.score, confidence=top.confidence)
-                moved = replace(top, score=other.score, confidence=other.confidence)
-                return [first, *rows[1:i], moved, *rows[i + 1 :]]
+                return _trade(rows, i)
         return rows
+
+
+def _trade(rows: list[Ranked], i: int) -> list[Ranked]:
+    """``rows`` with the first and the ``i``-th trading places and scores (the order stays the confidence's)."""
+    top, other = rows[0], rows[i]
+    first = replace(other, score=top.score, confidence=top.confidence)
+    moved = replace(top, score=other.score, confidence=other.confidence)
+    return [first, *rows[1:i], moved, *rows[i + 1 :]]
 
 
 @dataclass(frozen=True)
