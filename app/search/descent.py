@@ -64,6 +64,16 @@ class Descent:
         texts = [bundle.label_text[i] or "" for i in bundle.concept_labels(row) if bundle.label_knowledge[i] is None]
         return frozenset(tokens(" ".join(texts)))
 
+    def _inherited(self, child: int, top: int) -> frozenset[str]:
+        """The words of the release's names of ``child``'s ancestors below ``top``: an inclusion term
+        of a subcategory applies to every code under it (S72.00's "Fracture of hip NOS" to S72.001A)."""
+        words: set[str] = set()
+        node = child
+        while (parents := self.bundle.concepts.parents[node].tolist()) and parents[0] != top:
+            node = parents[0]
+            words |= self._named(node)
+        return frozenset(words)
+
     def code(self, row: int, stated: Details, query_tokens: frozenset[str], mask: np.ndarray) -> int | None:
         """The billable code below ``row`` (admitted by ``mask``) the query's details select."""
         codes = self._codes(row)
@@ -103,7 +113,8 @@ class Descent:
             named, words = self.details(child), self._tokens(child)
             kind.append(kinds.setdefault(replace(named, said=frozenset()), len(kinds)))  # what agreement() reads
             negated_only = named.negated - named.said  # "not intractable, without status migrainosus"
-            selecting.append([ids.setdefault(t, len(ids)) for t in self._named(child) - parent - negated_only - NEUTRAL])
+            named_words = self._named(child) | self._inherited(child, row)
+            selecting.append([ids.setdefault(t, len(ids)) for t in named_words - parent - negated_only - NEUTRAL])
             added = sorted(words - parent - NEUTRAL)
             adds.append([ids.setdefault(t, len(ids)) for t in added])
             defaults.extend(t in negated_only for t in added)

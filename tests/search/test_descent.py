@@ -58,18 +58,24 @@ def test_descent_prefers_the_code_that_adds_nothing_unsaid() -> None:
     assert descent.code(0, Details.of("type 2 diabetes with CKD"), frozenset({"ckd", "chronic", "kidney", "diseas"}), every) == 4
 
 
-def _descent(displays: dict[int, str], inclusions: dict[int, list[str]] | None = None) -> Descent:
+def _descent(
+    displays: dict[int, str], inclusions: dict[int, list[str]] | None = None, parents: dict[int, int] | None = None
+) -> Descent:
     """A descent over toy concepts: row 0 and the codes below it, each named by ``displays`` and
-    with the release's inclusion terms ``inclusions``."""
+    with the release's inclusion terms ``inclusions``; each below row 0 unless ``parents`` says
+    otherwise, billable unless it is a parent."""
     texts = [(row, text) for row in sorted(displays) for text in [displays[row], *(inclusions or {}).get(row, [])]]
+    parent_of = {row: (parents or {}).get(row, 0) for row in displays if row}
 
     class Concepts:
+        parents = [np.array([parent_of[row]] if row in parent_of else [], dtype=np.int64) for row in sorted(displays)]
+
         def __getitem__(self, row: int) -> object:
             return type("Concept", (), {"display": displays[row]})
 
     class Bundle:
         concepts = Concepts()
-        billable = np.array([row > 0 for row in sorted(displays)])
+        billable = np.array([row > 0 and row not in parent_of.values() for row in sorted(displays)])
         systems: dict[str, object] = {}
         label_text = [text for _, text in texts]
         label_knowledge = [None] * len(texts)
@@ -109,6 +115,21 @@ def test_an_inclusion_term_of_a_code_selects_it() -> None:
     )
     said = "congestive heart failure"
     assert failure.code(0, Details.of(said), frozenset(tokens(said)), np.ones(3, dtype=bool)) == 2
+
+
+def test_an_inclusion_term_of_a_subcategory_selects_the_codes_under_it() -> None:
+    femur = _descent(
+        {
+            0: "Fracture of head and neck of femur",
+            1: "Fracture of unspecified part of neck of femur",
+            2: "Fracture of unspecified part of neck of right femur, initial encounter for closed fracture",
+            3: "Unspecified fracture of head of right femur, initial encounter for closed fracture",
+        },
+        {1: ["Fracture of hip NOS", "Fracture of neck of femur NOS"]},
+        {2: 1},
+    )
+    said = "right hip fracture, initial encounter"
+    assert femur.code(0, Details.of(said), frozenset(tokens(said)), femur.bundle.billable) == 2
 
 
 def _ascent(system: str = "hpo", margin: float = 0.1) -> Descent:
