@@ -234,6 +234,8 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         ("sprain, wrist, left, initial", {"system": "icd10cm", "billable": "true"}, "S63.502A", 1),
         # a subcategory's inclusion term applies to its codes (S72.00 "Fracture of hip NOS")
         ("hip fracture", {"system": "icd10cm", "billable": "true"}, "S72.009A", 1),
+        # a category's details are its code's: S72.00 agrees on the side and the encounter through S72.001A
+        ("R hip fx, init", {"system": "icd10cm"}, "S72.001A", 1),
     ],
 )
 def test_answers_are_codeable(client: TestClient, query: str, params: dict, expected: str, within: int) -> None:

@@ -74,6 +74,15 @@ class Descent:
             words |= self._named(node)
         return frozenset(words)
 
+    def named_by(self, row: int, stated: Details, query_tokens: frozenset[str], mask: np.ndarray) -> int:
+        """The concept whose name's details stand for ``row``'s: a category's billable code that the
+        query's details select ("R hip fx, init": S72.00's S72.001A agrees on the side and the
+        encounter as S72.00 cannot), else the row itself."""
+        if self.bundle.billable[row] or self.bundle.concepts[row].system not in self.coded:
+            return row
+        found = self.code(row, stated, query_tokens, mask)
+        return row if found is None else found
+
     def code(self, row: int, stated: Details, query_tokens: frozenset[str], mask: np.ndarray) -> int | None:
         """The billable code below ``row`` (admitted by ``mask``) the query's details select."""
         codes = self._codes(row)

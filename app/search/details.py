@@ -38,6 +38,8 @@ _WITH = re.compile(r"\bwith\b(?! or without| no\b| not\b)")
 _NEGATED = re.compile(
     r"\b(?:(?:without|w/o|no|not|neither)\b\s*((?:(?!\b(?:with|and|but|because|due|for)\b)[^,;.])*)|non\b[\s-]*(\w*))"
 )
+# A negation written after its words: "nail not involved", "cornea unaffected" (the words back to a comma).
+_NEGATED_AFTER = re.compile(r"((?:\b\w+\s+){1,2})(?:not involved|not affected|uninvolved|unaffected)\b")
 _NOT_A_NEGATION = re.compile(r"\bnot (?:elsewhere classified|otherwise specified|carried out|normally found)\b")
 _JOINING = frozenset({"nor"})  # "neither coma nor ketoacidosis": a word of the span, not a qualifier
 _QUALIFIER = re.compile(r"(?:\bwith\b|,)((?:(?!\b(?:with|without)\b)[^,;])*)")
@@ -83,8 +85,9 @@ class Details:
         sides = frozenset("bilateral" if side == "both" else side for side in _SIDE.findall(folded))
         encounter = next((name for name, pattern in _ENCOUNTER if pattern.search(folded)), None)
         plain = _NOT_A_NEGATION.sub(" ", folded)
-        negated = frozenset(tokens(" ".join(" ".join(spans) for spans in _NEGATED.findall(plain)))) - _JOINING
-        unnegated = _NEGATED.sub(";", plain)
+        spans = [" ".join(spans) for spans in _NEGATED.findall(plain)] + _NEGATED_AFTER.findall(plain)
+        negated = frozenset(tokens(" ".join(spans))) - _JOINING
+        unnegated = _NEGATED.sub(";", _NEGATED_AFTER.sub(";", plain))
         return cls(
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -40,9 +41,11 @@ class FeatureScorer:
         left_out: np.ndarray | None,
         stated: Details,
         by_cosine: bool = False,
+        named_by: Callable[[int], int] = lambda row: row,
     ) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
-        """Per candidate concept: the features (its labels' best over the asked texts, then its
-        name's agreement with the details ``stated``), the label to show (the one the calibrated
+        """Per candidate concept: the features (its labels' best over the asked texts, then the
+        agreement with the details ``stated`` of the name ``named_by`` gives it: a category's is
+        its code's that the descent would choose), the label to show (the one the calibrated
         model scores best, or with ``by_cosine`` the nearest) and the bridge it came by."""
         labels, shown, via = self._label_features(asked, rows, code_rows, left_out, by_cosine)
         details = np.zeros((len(rows), len(DETAIL_FEATURES)), np.float32)
@@ -59,7 +62,7 @@ class FeatureScorer:
         kin = near | self._above(near)
         for i in order:
             if logit[i] >= floor or not kin.isdisjoint(self._above({int(rows[i])})):
-                details[i] = agreement(stated, self.details(int(rows[i])), bool(self.bundle.billable[rows[i]]))
+                details[i] = agreement(stated, self.details(named_by(int(rows[i]))), bool(self.bundle.billable[rows[i]]))
         return np.hstack([labels, details]), shown, via
 
     def naming_every_word(self, query_tokens: list[str], rows: np.ndarray) -> np.ndarray:

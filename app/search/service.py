@@ -18,8 +18,9 @@ For one query within a :class:`~app.search.scope.Scope`, the core runs its stage
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 from cachetools import LRUCache
@@ -37,6 +38,7 @@ from app.search.values import Mode, Ranked, Ranking, Result, Threshold
 from app.settings import SearchSettings
 from indexer.bundle import Bundle
 from indexer.encoders import Encoder
+from indexer.lexical.normalise import tokens
 from indexer.lexical.vocabulary import Vocabulary
 
 DESCENT_MARGIN = 10  # more rows ranked when codes are required, as categories give way to their codes
@@ -183,13 +185,24 @@ class SearchService:
             said = f"{reading.text} {correction}" if correction else reading.text  # a misspelled word as meant too
             # Separate texts: no qualifier runs from one into the next.
             stated = Details.of("; ".join(text for text in (query, reading.text, correction) if text))
-            found, above = self._rank(texts, stated, ranked_scope, where, depth, mode, threshold)
+            # A category's details are its code's; what the query negates it does not say.
+            said_tokens = frozenset(tokens(said)) - stated.negated
+            named_by = partial(self.descent.named_by, stated=stated, query_tokens=said_tokens, mask=codes)
+            found, above = self._rank(texts, stated, named_by, ranked_scope, where, depth, mode, threshold)
             found = self.descent.apply(found, stated, said, codes, required, k, ascend=mode is Mode.HYBRID)
             rankings.append(Ranking(found, correction, above))
         return rankings
 
     def _rank(
-        self, asked: list[Asked], stated: Details, scope: Scope, where: Where, k: int, mode: Mode, threshold: Threshold
+        self,
+        asked: list[Asked],
+        stated: Details,
+        named_by: Callable[[int], int],
+        scope: Scope,
+        where: Where,
+        k: int,
+        mode: Mode,
+        threshold: Threshold,
     ) -> tuple[list[Ranked], int]:
         """The best ``k`` rows the ``threshold`` keeps, and how many candidates it keeps."""
         bundle = self.bundle
@@ -209,7 +222,9 @@ class SearchService:
         if not candidates:
             return [], 0
         found = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
-        features, labels, via = self.scorer.features(asked, found, set(code_rows), where.left_out, stated, mode is Mode.DENSE)
+        features, labels, via = self.scorer.features(
+            asked, found, set(code_rows), where.left_out, stated, mode is Mode.DENSE, named_by
+        )
         bm25 = lexical[0]  # the query's own BM25 hits
         spared = self.scorer.naming_every_word(asked[0].tokens, found) if threshold.spare_whole_words else None
         return ranker.order(

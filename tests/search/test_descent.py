@@ -71,7 +71,7 @@ def _descent(
         parents = [np.array([parent_of[row]] if row in parent_of else [], dtype=np.int64) for row in sorted(displays)]
 
         def __getitem__(self, row: int) -> object:
-            return type("Concept", (), {"display": displays[row]})
+            return type("Concept", (), {"display": displays[row], "system": "icd"})
 
     class Bundle:
         concepts = Concepts()
@@ -130,6 +130,18 @@ def test_an_inclusion_term_of_a_subcategory_selects_the_codes_under_it() -> None
     )
     said = "right hip fracture, initial encounter"
     assert femur.code(0, Details.of(said), frozenset(tokens(said)), femur.bundle.billable) == 2
+
+
+def test_a_category_is_named_by_the_code_the_query_selects_for_its_details() -> None:
+    """The features weigh a category's details as its code's ("R hip fx, init": S72.00 agrees on
+    the side and the encounter through S72.001A); a code, and a row of a system without codes, name themselves."""
+    femur = _descent({0: "Fracture of femur", 1: "Fracture of right femur, initial encounter", 2: "Fracture of left femur"})
+    femur.coded = frozenset({"icd"})
+    said = "right femur fracture, initial encounter"
+    assert femur.named_by(0, Details.of(said), frozenset(tokens(said)), femur.bundle.billable) == 1
+    assert femur.named_by(2, Details.of(said), frozenset(tokens(said)), femur.bundle.billable) == 2
+    femur.coded = frozenset()
+    assert femur.named_by(0, Details.of(said), frozenset(tokens(said)), femur.bundle.billable) == 0
 
 
 def _ascent(system: str = "hpo", margin: float = 0.1) -> Descent:

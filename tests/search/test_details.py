@@ -87,6 +87,9 @@ def test_with_and_without() -> None:
         ("GERD with esophagitis, not bleeding", "Gastro-esophageal reflux disease without esophagitis", 1.0),
         ("GERD with esophagitis, not bleeding", "Gastro-esophageal reflux disease with esophagitis, without bleeding", 0.0),
         ("concussion with loss of consciousness", "Concussion without loss of consciousness", 1.0),
+        # a negation written after its words
+        ("laceration, nail not involved", "Laceration without foreign body of finger with damage to nail", 1.0),
+        ("laceration, nail not involved", "Laceration with foreign body of finger without damage to nail", 0.0),
         # a negation that only says what the name does not state is no conflict
         ("baby not gaining weight", "Poor weight gain", 0.0),
         ("cleft lip", "Non-midline cleft lip", 0.0),  # "non" negates "midline" only
