@@ -236,6 +236,8 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         ("hip fracture", {"system": "icd10cm", "billable": "true"}, "S72.009A", 1),
         # a category's details are its code's: S72.00 agrees on the side and the encounter through S72.001A
         ("R hip fx, init", {"system": "icd10cm"}, "S72.001A", 1),
+        ("IUP at 28 wks", {"system": "icd10cm"}, "Z3A.28", 1),  # a query that only dates a pregnancy
+        ("s/p appy", {"system": "icd10cm", "billable": "true"}, "Z90.49", 1),
     ],
 )
 def test_answers_are_codeable(client: TestClient, query: str, params: dict, expected: str, within: int) -> None:

@@ -159,6 +159,13 @@ OBSTETRIC = re.compile(
     re.IGNORECASE,
 )
 WEEKS = re.compile(r"\b(?:at\s+)?(\d{1,2})(?:\s*\+\s*\d)?\s*(?:wks?|weeks?)(?:\s+(?:gestation|GA|pregnant))?\b", re.IGNORECASE)
+_PREGNANT = r"(?:an?\s+)?(?:IUP|intrauterine pregnancy|pregnant|pregnancy|preg|G\dP\d+)"
+# A query that only dates a pregnancy ("IUP at 28 wks", "pregnant, 12 weeks"): ICD-10-CM's Z3A
+# weeks-of-gestation code, named "28 weeks gestation of pregnancy".
+DATING = re.compile(
+    rf"^(?:{_PREGNANT}[\s,]+)?(?:at\s+)?(\d{{1,2}})(?:\s*\+\s*\d)?\s*(?:wks?|weeks?)(?:\s+(?:gestation|GA))?(?:[\s,]+{_PREGNANT})?$",
+    re.IGNORECASE,
+)
 TRIMESTER = re.compile(r"\b(1st|2nd|3rd|first|second|third)\s+(?:tri|trimester)\b", re.IGNORECASE)
 
 
@@ -183,7 +190,8 @@ def _weeks(match: re.Match[str]) -> str:
 # terminology's Z90 categories and common surgical usage.
 ECTOMIES = {
     **dict.fromkeys(
-        ("appendectomy", "cholecystectomy", "chole", "colectomy", "hemicolectomy"), "other specified parts of digestive tract"
+        ("appendectomy", "appy", "cholecystectomy", "chole", "ccy", "colectomy", "hemicolectomy"),
+        "other specified parts of digestive tract",
     ),
     **dict.fromkeys(("hysterectomy", "tah"), "cervix and uterus"),
     **dict.fromkeys(("oophorectomy", "bso"), "ovaries"),
@@ -318,7 +326,9 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     for pattern, number in NUMBERS:
         reading.sub(pattern, number)
     reading.sub(SPINAL, _spinal)
-    if OBSTETRIC.search(reading.text):
+    if (dated := DATING.match(reading.text)) and 8 <= int(dated.group(1)) <= 42:
+        reading.sub(DATING, lambda m: f"{int(m.group(1))} weeks gestation of pregnancy")
+    elif OBSTETRIC.search(reading.text):
         reading.sub(WEEKS, _weeks)
     reading.sub(TRIMESTER, lambda m: f"{_ORDINAL.get(m.group(1).lower(), m.group(1).lower())} trimester")
     reading.text = re.sub(r"\s+", " ", reading.text).strip(" ,;")

@@ -93,6 +93,10 @@ def test_sites_courses_and_dates(query: str, text: str, said: list[str]) -> None
         ("pregnant 10 weeks with vomiting", "pregnant 10 weeks gestation first trimester with vomiting"),
         ("6 weeks of cough", "6 weeks of cough"),  # weeks read as gestation only in an obstetric query
         ("GDM 2nd tri", "GDM second trimester"),
+        # a query that only dates the pregnancy is its weeks of gestation (Z3A), without a trimester
+        ("IUP at 28 wks", "28 weeks gestation of pregnancy"),
+        ("pregnant, 12 weeks", "12 weeks gestation of pregnancy"),
+        ("IUP at 5 wks", "IUP 5 weeks gestation first trimester"),  # before Z3A.08: the trimester rule
     ],
 )
 def test_numbers_levels_and_pregnancy(query: str, text: str) -> None:
@@ -106,6 +110,11 @@ def test_numbers_levels_and_pregnancy(query: str, text: str) -> None:
             "s/p appendectomy",
             "acquired absence of other specified parts of digestive tract",
             "'status post appendectomy' as 'acquired absence of other specified parts of digestive tract'",
+        ),
+        (
+            "s/p lap appy",
+            "acquired absence of other specified parts of digestive tract",
+            "'status post lap appy' as 'acquired absence of other specified parts of digestive tract'",
         ),
         (
             "hx of colon polyps",
