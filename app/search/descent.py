@@ -48,9 +48,13 @@ class Descent:
         self._below = lru_cache(maxsize=4096)(self._billable_below)
         self._tokens = lru_cache(maxsize=50_000)(lambda row: frozenset(tokens(bundle.concepts[row].display)))
         self._named = lru_cache(maxsize=50_000)(self._release_tokens)
-        self._codes = lru_cache(maxsize=1024)(self._codes_below)
+        self._codes = lru_cache(maxsize=16_384)(self._codes_below)
+        self._detail_score = lru_cache(maxsize=65_536)(self._weighed_agreement)
         # Systems that say which codes are billable (ICD-10-CM): the others have no codes to descend to.
         self.coded = frozenset(key for key in bundle.systems if _any_billable(bundle, bundle.rows(key, True)))
+
+    def _weighed_agreement(self, stated: Details, named: Details) -> float:
+        return float(np.dot(self.weights, agreement(stated, named, True)))
 
     def _billable_below(self, row: int) -> np.ndarray:
         bundle = self.bundle
@@ -90,7 +94,7 @@ class Descent:
         if not admitted.any():
             return None
         # One agreement per kind of name (the codes of a category share their details by the dozen).
-        detail = np.asarray([float(np.dot(self.weights, agreement(stated, named, True))) for named in codes.kinds])
+        detail = np.asarray([self._detail_score(stated, named) for named in codes.kinds])
         said = np.fromiter((codes.word_ids.get(t, -1) for t in query_tokens), dtype=np.int64)
         # Words the code adds that the query says select it (in its name or inclusion terms); those
         # it does not say count against it, and so does a "with ..." the query does not say (a stop

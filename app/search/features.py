@@ -55,6 +55,7 @@ class FeatureScorer:
         # sharing a parent or grandparent with one: "SNHL AS", H90.42 beside H90.5), so that a
         # detail never lifts a concept that only agrees by it ("right ureteral stone" is no
         # "Malignant neoplasm of right ureter", "b/l epicanthal folds" no "Bilateral cleft lip").
+        # A near candidate's details are those of the name ``named_by`` gives it (a category's code's).
         logit = labels @ np.asarray(self.calibration.weights[: len(LABEL_FEATURES)], dtype=np.float32)
         order = np.argsort(-logit, kind="stable")[:DETAIL_DEPTH].tolist()
         floor = (float(logit.max()) if len(logit) else 0.0) - self.detail_margin
@@ -62,7 +63,8 @@ class FeatureScorer:
         kin = near | self._above(near)
         for i in order:
             if logit[i] >= floor or not kin.isdisjoint(self._above({int(rows[i])})):
-                details[i] = agreement(stated, self.details(named_by(int(rows[i]))), bool(self.bundle.billable[rows[i]]))
+                named = named_by(int(rows[i])) if logit[i] >= floor else int(rows[i])
+                details[i] = agreement(stated, self.details(named), bool(self.bundle.billable[rows[i]]))
         return np.hstack([labels, details]), shown, via
 
     def naming_every_word(self, query_tokens: list[str], rows: np.ndarray) -> np.ndarray:
