@@ -83,7 +83,7 @@ def test_search_open_walk_up_and_down_and_follow_a_mapping(
     # 2. Designations with their types and origins; a shareable link.
     table = page.locator("#designations")
     expect(table.locator("tr", has_text=walk.lay)).to_contain_text("layperson")
-    expect(table.locator("tr", has=page.locator("td", has_text=re.compile(r"^tachy$")))).to_contain_text("abbreviation table v3, line")
+    expect(table.locator("tr", has=page.locator("td", has_text=re.compile(r"^tachy$")))).to_contain_text("abbreviation table v4, line")
     shot("2-concept")
 
     # 3. Up the breadcrumbs to the root, one level at a time.

@@ -89,7 +89,7 @@ def test_concepts_and_lookup_list_lent_names_with_their_origin(client: TestClien
     extensions = {e["url"].rsplit("-", 1)[1]: e for e in htn["extension"]}
     assert extensions["type"] == {"url": "urn:termsearch:fhir:designation-type", "valueCode": "abbreviation"}
     assert extensions["source"]["valueCode"] == "abbreviations"
-    assert extensions["origin"]["valueString"].startswith("abbreviation table v3, line ")
+    assert extensions["origin"]["valueString"].startswith("abbreviation table v4, line ")
     get_fhir_model_class("Parameters").model_validate(body)
 
 
