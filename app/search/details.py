@@ -38,7 +38,7 @@ _WITH = re.compile(r"\bwith\b(?! or without| no\b| not\b)")
 _NEGATED = re.compile(
     r"\b(?:(?:without|w/o|no|not|neither)\b\s*((?:(?!\b(?:with|and|but|because|due|for)\b)[^,;.])*)|non\b[\s-]*(\w*))"
 )
-# A negation written after its words: "nail not involved", "cornea unaffected" (the words back to a comma).
+# A negation written after its words: "nail not involved", "cornea unaffected" (the one or two words before it).
 _NEGATED_AFTER = re.compile(r"((?:\b\w+\s+){1,2})(?:not involved|not affected|uninvolved|unaffected)\b")
 _NOT_A_NEGATION = re.compile(r"\bnot (?:elsewhere classified|otherwise specified|carried out|normally found)\b")
 _JOINING = frozenset({"nor"})  # "neither coma nor ketoacidosis": a word of the span, not a qualifier
