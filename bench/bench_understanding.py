@@ -21,7 +21,14 @@ Set c (``understanding_icd10cm_c.tsv``, ``understanding_hpo_c.tsv``: 200 and 180
 kinds less ICD-10-CM history) was written the same way on 2026-11-29 as a development set: its
 misses are read to find classes of failure, and set b checks what was changed after reading them.
 
-    python bench/bench_understanding.py [--set a|b|c] [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
+Set d (``understanding_icd10cm_d.tsv``, ``understanding_hpo_d.tsv``: 200 and 150 queries) was
+written the same way on 2026-11-29, a second development set with two new kinds: ``other_system``
+(a concept as another vocabulary labels it: SNOMED CT names with their semantic tags, MeSH's
+inverted headings, MedDRA, Read and ICPC-2 terms, older coding phrasing) and ``hierarchy`` (the
+less used corners: ICD-10-CM's external causes, Z factors, neoplasm behaviours, perinatal and
+congenital codes; HPO's inheritance, onset, course, frequency and modifiers).
+
+    python bench/bench_understanding.py [--set a|b|c|d] [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
 """
 
 from __future__ import annotations
@@ -49,16 +56,19 @@ SETS = {
     "a": {"icd10cm": "understanding_icd10cm.tsv", "hpo": "understanding_hpo.tsv"},
     "b": {"icd10cm": "understanding_icd10cm_b.tsv", "hpo": "understanding_hpo_b.tsv"},
     "c": {"icd10cm": "understanding_icd10cm_c.tsv", "hpo": "understanding_hpo_c.tsv"},
+    "d": {"icd10cm": "understanding_icd10cm_d.tsv", "hpo": "understanding_hpo_d.tsv"},
 }
 SEEN_BY_CALIBRATION = {  # bench/bench_recalibration.py
     "a": "the confidence's second Platt step was fitted on this set's top rows with others",
     "b": "neither the ranker nor the recalibration ever saw this set",
     "c": "the confidence's second Platt step was fitted on this set's top rows with others",
+    "d": "neither the ranker nor the recalibration ever saw this set",
 }
 TITLES = {
     "a": "Understanding: everyday queries per kind, knowledge on and off",
     "b": "Understanding, set b (never tuned on): everyday queries per kind, knowledge on and off",
     "c": "Understanding, set c (development): everyday queries per kind, knowledge on and off",
+    "d": "Understanding, set d (development: other vocabularies' labels, other hierarchies): everyday queries per kind, knowledge on and off",
 }
 Item = GoldItem
 
@@ -122,7 +132,7 @@ def evaluate(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--set", choices=sorted(SETS), default="a", help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c: development"
+        "--set", choices=sorted(SETS), default="a", help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c, d: development"
     )
     parser.add_argument("--system", choices=sorted(SETS["a"]), action="append")
     parser.add_argument("--quick", action="store_true", help="the served configuration only")
