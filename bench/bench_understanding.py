@@ -68,7 +68,8 @@ TITLES = {
     "a": "Understanding: everyday queries per kind, knowledge on and off",
     "b": "Understanding, set b (never tuned on): everyday queries per kind, knowledge on and off",
     "c": "Understanding, set c (development): everyday queries per kind, knowledge on and off",
-    "d": "Understanding, set d (development: other vocabularies' labels, other hierarchies): everyday queries per kind, knowledge on and off",
+    "d": "Understanding, set d (development: other vocabularies' labels, other hierarchies): everyday queries per kind, "
+    "knowledge on and off",
 }
 Item = GoldItem
 

@@ -180,7 +180,7 @@ class Bundle:
         self.label_kind: Sequence[str] = columns.CategoryColumn(columns.array(table, "label_kind"), names["label_kind"])
         self.label_origin = columns.TextColumn(table, "label_origin")
         self.label_abbreviation = columns.array(table, "label_abbreviation")  # by type or by shape
-        self.label_knowledge: Sequence[str | None] = columns.CategoryColumn(
+        self.label_knowledge: columns.CategoryColumn[str | None] = columns.CategoryColumn(
             columns.array(table, "label_knowledge"), names["label_knowledge"]
         )
         self._label_starts = np.searchsorted(self.label_concept, np.arange(len(self.concepts) + 1))
@@ -291,6 +291,11 @@ class Bundle:
         if len(rows) * LABELS_BY_REPEAT > len(self.label_concept):
             return np.flatnonzero(np.repeat(mask, self._label_counts))
         return self.labels_of(rows)[0]
+
+    def lent(self, labels: np.ndarray) -> np.ndarray:
+        """Per label id, whether a knowledge source lent it (it is not a name of the release)."""
+        column = self.label_knowledge
+        return ~np.isin(column.codes[labels], [i for i, source in enumerate(column.values) if source is None])
 
     @cached_property
     def knowledge_sources(self) -> frozenset[str]:

@@ -238,6 +238,14 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         ("R hip fx, init", {"system": "icd10cm"}, "S72.001A", 1),
         ("IUP at 28 wks", {"system": "icd10cm"}, "Z3A.28", 1),  # a query that only dates a pregnancy
         ("s/p appy", {"system": "icd10cm", "billable": "true"}, "Z90.49", 1),
+        # on a tie the concept the release names so, not one a knowledge source lent the name to (N18.5)
+        ("end stage renal disease on dialysis", {"system": "icd10cm"}, "N18.6", 1),
+        # an unsaid "other" is no kind the query does not say: DVT's history is not a pulmonary embolism
+        ("history of DVT", {"system": "icd10cm"}, "Z86.718", 1),
+        # other vocabularies' labels and what people say of injuries and metastases
+        ("Closed fracture of neck of femur (disorder)", {"system": "icd10cm", "billable": "true"}, "S72.0", 3),
+        ("pulled hamstring", {"system": "icd10cm"}, "S76.31", 1),
+        ("breast ca metastatic to the spine", {"system": "icd10cm"}, "C79.51", 1),
     ],
 )
 def test_answers_are_codeable(client: TestClient, query: str, params: dict, expected: str, within: int) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from app.search.details import DETAIL_FEATURES, Details, agreement
 from app.search.values import Ranked
 from indexer.bundle import Bundle
-from indexer.lexical.normalise import UNSPECIFIED, tokens
+from indexer.lexical.normalise import UNSPECIFIED, fold, tokens
 
 MAX_BELOW = 600  # codes below a category searched for its billable ones, in code order
 NEUTRAL = frozenset(tokens("unspecified without not no non complications complication NOS initial encounter closed"))
@@ -87,8 +87,12 @@ class Descent:
         found = self.code(row, stated, query_tokens, mask)
         return row if found is None else found
 
-    def code(self, row: int, stated: Details, query_tokens: frozenset[str], mask: np.ndarray) -> int | None:
-        """The billable code below ``row`` (admitted by ``mask``) the query's details select."""
+    def code(
+        self, row: int, stated: Details, query_tokens: frozenset[str], mask: np.ndarray, label: int | None = None
+    ) -> int | None:
+        """The billable code below ``row`` (admitted by ``mask``) the query's details select; with
+        ``label`` (the one ``row`` was found by), a code that carries its text counts it as a word the
+        query says ("DVT" found I82.40 and names I82.409, unless a side the query states selects another)."""
         codes = self._codes(row)
         admitted = mask[codes.rows]
         if not admitted.any():
@@ -99,12 +103,16 @@ class Descent:
         # Words the code adds that the query says select it (in its name or inclusion terms); those
         # it does not say count against it, and so does a "with ..." the query does not say (a stop
         # word, so not among the words); what it only negates is the default a coder records when
-        # nothing is said, and weighs little. Among equals, the code named "unspecified" (or NOS).
+        # nothing is said, and weighs little, as does "other [specified]" (the code for a kind its
+        # siblings do not name: DVT's history is Z86.718 *other venous thrombosis*, not Z86.711
+        # *pulmonary embolism*). Among equals, the code named "unspecified" (or NOS).
         n = len(codes.rows)
         selecting = _count(codes.selecting, said, n)
         unsaid = ~np.isin(codes.adds.words, said)
         defaults = np.bincount(codes.adds.owner[unsaid & codes.adds_default], minlength=n)
         others = np.bincount(codes.adds.owner[unsaid & ~codes.adds_default], minlength=n)
+        if label is not None and (carriers := codes.carried.get(fold(self.bundle.label_text[label]).strip())) is not None:
+            selecting[carriers] += 1  # the text that found the category names these codes: a word said
         score = detail[codes.kind] + 0.5 * selecting - 0.5 * others - 0.1 * defaults - 0.3 * (codes.with_ & (not stated.with_))
         score[~admitted] = -np.inf
         best = np.flatnonzero(score >= score.max() - 1e-9)  # in code order
@@ -122,7 +130,10 @@ class Descent:
         defaults: list[bool] = []
         with_: list[bool] = []
         unspecified: list[bool] = []
-        for child in below.tolist():
+        carried: dict[str, list[int]] = {}
+        for index, child in enumerate(below.tolist()):
+            for text in {fold(self.bundle.label_text[i]).strip() for i in self.bundle.concept_labels(child)}:
+                carried.setdefault(text, []).append(index)
             named, words = self.details(child), self._tokens(child)
             kind.append(kinds.setdefault(replace(named, said=frozenset()), len(kinds)))  # what agreement() reads
             negated_only = named.negated - named.said  # "not intractable, without status migrainosus"
@@ -130,7 +141,7 @@ class Descent:
             selecting.append([ids.setdefault(t, len(ids)) for t in named_words - parent - negated_only - NEUTRAL])
             added = sorted(words - parent - NEUTRAL)
             adds.append([ids.setdefault(t, len(ids)) for t in added])
-            defaults.extend(t in negated_only for t in added)
+            defaults.extend(t in negated_only or t in OTHER for t in added)
             with_.append(named.with_)
             unspecified.append(bool(words & UNSPECIFIED))
         return _Codes(
@@ -143,6 +154,7 @@ class Descent:
             adds_default=np.asarray(defaults, dtype=bool),
             with_=np.asarray(with_, dtype=bool),
             unspecified=np.asarray(unspecified, dtype=bool),
+            carried={text: np.asarray(indexes) for text, indexes in carried.items()},
         )
 
     def apply(
@@ -161,7 +173,7 @@ class Descent:
             coded = self.bundle.concepts[ranked.row].system in self.coded
             if coded and not self.bundle.billable[ranked.row] and (required or rank < SHOWN):
                 # What the query negates it does not say: "non-intractable" says no "intractable".
-                found = self.code(ranked.row, stated, query_tokens - stated.negated, mask)
+                found = self.code(ranked.row, stated, query_tokens - stated.negated, mask, ranked.label)
             if found is not None and found not in seen:
                 parent = self.bundle.concepts[ranked.row]
                 via = f"via {parent.code} {parent.display}: its code for what the query states"
@@ -245,9 +257,10 @@ class _Codes:
     word_ids: dict[str, int]
     selecting: _Words  # words of its names (release labels) beyond the category's, less those it only negates
     adds: _Words  # words its name adds to the category's, less the neutral ones
-    adds_default: np.ndarray  # per word of ``adds``: one the name only negates
+    adds_default: np.ndarray  # per word of ``adds``: one the name only negates, or "other", "specified"
     with_: np.ndarray  # its name says "with ..."
     unspecified: np.ndarray  # its name says "unspecified"
+    carried: dict[str, np.ndarray]  # a label's folded text -> the codes (their indexes) that carry it
 
 
 def _count(words: _Words, said: np.ndarray, n: int) -> np.ndarray:

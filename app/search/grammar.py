@@ -13,6 +13,9 @@ the rules in its ``why``. In order:
 - **sides**: a capital "R" or "L" before a word, "(R)", the eyes' "OD", "OS", "OU", the ears'
   "AD", "AS", "AU" (where the query is about an ear), limbs ("LLE" → "left lower extremity") and
   lung lobes ("RUL" → "right upper lobe");
+- **other vocabularies' labels**: a SNOMED CT semantic tag left out ("Gallstone (disorder)");
+- **injuries as people say them**: "pulled" or "strained" a part → "strain of", "sprained" or
+  "twisted" → "sprain of" ("pulled hamstring" → "strain of hamstring");
 - **sites and courses**: "ca" of an organ → "cancer" ("colon ca"), "AE" of an obstructive airway
   disease → "acute exacerbation" ("COPD w/ AE");
 - **dates** left out: a year or a month and year ("hx of MI 2019", "s/p CABG 3/2015") codes
@@ -22,6 +25,8 @@ the rules in its ``why``. In order:
 - **spinal levels** to their region ("C5-6" → "cervical C5-C6");
 - **pregnancy**: weeks of gestation to their trimester ("at 30 wks" → "30 weeks gestation third
   trimester"), "2nd tri" → "second trimester";
+- **metastases**, only where the scope holds ICD-10-CM (which codes them at the site they reached,
+  C77-C79): "metastatic to X", "mets to X", "X mets" → "secondary malignant neoplasm of X";
 - **history and status**, only where the scope holds a terminology that codes them (ICD-10-CM's
   Z85-Z87, Z89-Z99, Z79): "history of X" → "personal history of X"; "status post" an "-ectomy"
   → "acquired absence of" the organ; an amputation → "acquired absence of" the part; a
@@ -129,6 +134,47 @@ EAR_SIDES = [
     (re.compile(r"(?<!\w)AS(?!\w)"), lambda m: "left ear"),
     (re.compile(r"(?<!\w)AU(?!\w)"), lambda m: "bilateral ears"),
 ]
+# SNOMED CT's semantic tags, as a fully specified name ends ("Essential hypertension (disorder)").
+SEMANTIC_TAG = re.compile(
+    r"\s*\((?:disorder|finding|morphologic abnormality|situation|event|clinical finding|observable entity|"
+    r"body structure|procedure|qualifier value|navigational concept)\)\s*$",
+    re.IGNORECASE,
+)
+INJURED = _words(
+    (r"\b(?:pulled|strained)\s+(?:(?:a|my|his|her|their|the)\s+)?(?=\w)", "strain of "),
+    (r"\b(?:sprained|twisted)\s+(?:(?:a|my|his|her|their|the)\s+)?(?=\w)", "sprain of "),
+)
+# Where a cancer spread to, as ICD-10-CM codes it (C77-C79, the site reached): "breast ca metastatic
+# to bone", "mets to liver", "brain mets", "metastases to the lungs".
+_REACHED = {
+    "spine": "bone",
+    "spinal": "bone",
+    "vertebral": "bone",
+    "bones": "bone",
+    "lungs": "lung",
+    "nodes": "lymph nodes",
+    "ln": "lymph nodes",
+    "lymph node": "lymph nodes",
+    "hepatic": "liver",
+    "cerebral": "brain",
+    "osseous": "bone",
+}
+_SITES = (
+    r"bone|bones|spine|spinal|vertebral|osseous|liver|hepatic|lung|lungs|brain|cerebral|adrenal|peritoneum|pleura|skin|"
+    r"lymph nodes?|nodes|ln|ovary|kidney"
+)
+METASTASIS = re.compile(
+    rf"^(?:.*?\b(?:metastatic|metastasized|metastasised|mets|metastas[ie]s)\s+(?:(?:disease|cancer|carcinoma|ca|tumou?r|malignancy)\s+)?(?:to|in)\s+(?:the\s+)?({_SITES})"
+    rf"|({_SITES})\s+(?:mets|metastas[ie]s))\b.*$",
+    re.IGNORECASE,
+)
+
+
+def _metastasis(match: re.Match[str]) -> str:
+    site = (match.group(1) or match.group(2)).lower()
+    return f"secondary malignant neoplasm of {_REACHED.get(site, site)}"
+
+
 _ORGANS = (
     r"colon|colorectal|rectal|rectum|breast|lung|prostate|bladder|pancreas|pancreatic|ovarian|ovary|cervical|cervix|gastric|"
     r"stomach|esophageal|oesophageal|esophagus|renal|kidney|thyroid|skin|liver|hepatic|uterine|endometrial|head and neck|"
@@ -312,12 +358,15 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     """The query as the grammar reads it for a scope of ``systems``; ``expand`` writes out its
     abbreviations (:mod:`app.search.rewrite`) before the history and status rules read it."""
     reading = Reading(query)
+    reading.sub(SEMANTIC_TAG, "")
     reading.sub(SUBJECT, _subject)
     reading.sub(_MY, "")
     for pattern, replacement in SHORTHAND:
         reading.sub(pattern, replacement)
     for pattern, side in SIDES + (EAR_SIDES if EAR.search(reading.text) else []):
         reading.sub(pattern, side)
+    for pattern, replacement in INJURED:
+        reading.sub(pattern, replacement)
     reading.sub(CANCER, lambda m: f"{m.group(1)} cancer" if m.group(1) else f"cancer of {m.group(2)}")
     if AIRWAY.search(reading.text):
         reading.sub(EXACERBATION, "acute exacerbation")
@@ -333,6 +382,8 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     reading.sub(TRIMESTER, lambda m: f"{_ORDINAL.get(m.group(1).lower(), m.group(1).lower())} trimester")
     reading.text = re.sub(r"\s+", " ", reading.text).strip(" ,;")
     expand(reading)
+    if systems & STATUS_SYSTEMS:
+        reading.sub(METASTASIS, _metastasis)
     if (status := _status(reading.text, bool(systems & STATUS_SYSTEMS))) is not None and status[0] != reading.text:
         reading.text, said = status
         reading.said.append(said)

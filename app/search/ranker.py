@@ -1,9 +1,11 @@
 """The ranker: candidates' features to calibrated confidence, and the order a mode gives them.
 
 ``hybrid`` orders concepts by the confidence (:mod:`app.search.confidence`), ``dense`` by cosine
-and ``lexical`` by BM25 alone. A code match always ranks first; on a tie a billable code first
-(the one to record). No row of an ambiguous query (a name of several meanings) is certain: its
-confidence is split between them.
+and ``lexical`` by BM25 alone. A code match always ranks first; on a tie the concept whose
+release names it so (not a knowledge source's lent label: N18.6 *End stage renal disease*
+before the stage 5 code an alignment lent the name to), then a billable code (the one to
+record). No row of an ambiguous query (a name of several meanings) is certain: its confidence is
+split between them.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def order(
         keep |= spared
     if mode is Mode.LEXICAL:
         keep &= (score > 0) | (features[:, CODE] > 0)
-    ranked = np.lexsort((candidates, ~bundle.billable[candidates], -score, -features[:, CODE]))
+    ranked = np.lexsort((candidates, ~bundle.billable[candidates], bundle.lent(labels), -score, -features[:, CODE]))
     chosen = [i for i in ranked if keep[i]][:k]
     return [
         Ranked(

@@ -132,6 +132,40 @@ def test_an_inclusion_term_of_a_subcategory_selects_the_codes_under_it() -> None
     assert femur.code(0, Details.of(said), frozenset(tokens(said)), femur.bundle.billable) == 2
 
 
+def test_an_unsaid_other_weighs_as_a_default_not_as_a_site_or_kind_the_query_does_not_say() -> None:
+    """DVT's history is the "other" code: a pulmonary embolism is a kind the query does not say."""
+    history = _descent({
+        0: "Personal history of venous thrombosis and embolism",
+        1: "Personal history of pulmonary embolism",
+        2: "Personal history of other venous thrombosis and embolism",
+    })  # fmt: skip
+    every = np.ones(3, dtype=bool)
+    said = "personal history of DVT"
+    assert history.code(0, Details.of(said), frozenset(tokens(said)), every) == 2
+    said = "personal history of pulmonary embolism"
+    assert history.code(0, Details.of(said), frozenset(tokens(said)), every) == 1
+
+
+def test_a_code_carrying_the_text_that_found_its_category_is_chosen_unless_a_stated_detail_says_otherwise() -> None:
+    breathing = _descent(
+        {0: "Abnormalities of breathing", 1: "Shortness of breath", 2: "Unspecified abnormalities of breathing"},
+        {0: ["SOB"], 1: ["SOB"]},
+    )
+    every = np.ones(3, dtype=bool)
+    sob = breathing.bundle.label_text.index("SOB")  # the category's label "SOB"
+    assert breathing.code(0, Details.of("SOB"), frozenset(tokens("SOB")), every) == 2  # by its name alone
+    assert breathing.code(0, Details.of("SOB"), frozenset(tokens("SOB")), every, sob) == 1
+    veins = _descent(
+        {0: "Thrombosis of deep veins of lower extremity", 1: "Thrombosis of deep veins of left lower extremity",
+         2: "Thrombosis of unspecified deep veins of unspecified lower extremity"},
+        {0: ["DVT"], 2: ["DVT"]},
+    )  # fmt: skip
+    veins.weights = np.eye(len(DETAIL_FEATURES), dtype=np.float32)[DETAIL_FEATURES.index("side_agree")] * 2.6
+    said = "DVT left lower extremity"
+    dvt = veins.bundle.label_text.index("DVT")
+    assert veins.code(0, Details.of(said), frozenset(tokens(said)), np.ones(3, dtype=bool), dvt) == 1
+
+
 def test_a_category_is_named_by_the_code_the_query_selects_for_its_details() -> None:
     """The features weigh a category's details as its code's ("R hip fx, init": S72.00 agrees on
     the side and the encounter through S72.001A); a code, and a row of a system without codes, name themselves."""

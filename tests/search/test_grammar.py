@@ -181,5 +181,34 @@ def test_abbreviations_are_written_out_before_the_status_rules_read() -> None:
     assert reading.said[:3] == ["'s/p' as 'status post'", "'L' as 'left'", "'BKA' as 'below knee amputation'"]
 
 
+@pytest.mark.parametrize(
+    ("query", "text", "said"),
+    [
+        ("Gallstone (disorder)", "Gallstone", ["'(disorder)' left out"]),
+        ("Pigmentary retinopathy (finding)", "Pigmentary retinopathy", ["'(finding)' left out"]),
+        ("Down syndrome (trisomy 21)", "Down syndrome (trisomy 21)", []),  # no semantic tag
+        ("pulled hamstring", "strain of hamstring", ["'pulled' as 'strain of'"]),
+        ("I twisted my ankle", "sprain of ankle", ["'I' left out", "'twisted my' as 'sprain of'"]),
+    ],
+)
+def test_other_vocabularies_tags_and_injuries_as_people_say_them(query: str, text: str, said: list[str]) -> None:
+    assert grammar.read(query, HPO) == grammar.Reading(text, said)
+
+
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        ("metastatic cancer to bone", "secondary malignant neoplasm of bone"),
+        ("breast ca metastatic to the spine", "secondary malignant neoplasm of bone"),
+        ("liver mets", "secondary malignant neoplasm of liver"),
+        ("mets to the lungs", "secondary malignant neoplasm of lung"),
+        ("metastatic breast cancer", "metastatic breast cancer"),  # a primary with spread: no site reached
+    ],
+)
+def test_metastases_read_as_the_site_they_reached_where_icd10cm_codes_them(query: str, text: str) -> None:
+    assert grammar.read(query, ICD).text == text
+    assert not grammar.read(query, HPO).text.startswith("secondary malignant neoplasm")  # HPO codes no site reached
+
+
 def test_a_query_the_grammar_does_not_touch_says_nothing() -> None:
     assert grammar.read("short stature since birth", ICD) == grammar.Reading("short stature since birth", [])
