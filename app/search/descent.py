@@ -111,7 +111,7 @@ class Descent:
         unsaid = ~np.isin(codes.adds.words, said)
         defaults = np.bincount(codes.adds.owner[unsaid & codes.adds_default], minlength=n)
         others = np.bincount(codes.adds.owner[unsaid & ~codes.adds_default], minlength=n)
-        if label is not None and (carriers := codes.carried.get(fold(self.bundle.label_text[label]).strip())) is not None:
+        if label is not None and (carriers := codes.carried.get(fold(self.bundle.label_text[label] or "").strip())) is not None:
             selecting[carriers] += 1  # the text that found the category names these codes: a word said
         score = detail[codes.kind] + 0.5 * selecting - 0.5 * others - 0.1 * defaults - 0.3 * (codes.with_ & (not stated.with_))
         score[~admitted] = -np.inf
@@ -132,7 +132,7 @@ class Descent:
         unspecified: list[bool] = []
         carried: dict[str, list[int]] = {}
         for index, child in enumerate(below.tolist()):
-            for text in {fold(self.bundle.label_text[i]).strip() for i in self.bundle.concept_labels(child)}:
+            for text in {fold(self.bundle.label_text[i] or "").strip() for i in self.bundle.concept_labels(child)}:
                 carried.setdefault(text, []).append(index)
             named, words = self.details(child), self._tokens(child)
             kind.append(kinds.setdefault(replace(named, said=frozenset()), len(kinds)))  # what agreement() reads
