@@ -26,17 +26,22 @@ _ENCOUNTER = (
     ("initial", re.compile(r"\b(?:initial|first (?:visit|encounter|presentation)|new injury|acute injury|ed visit)\b")),
 )
 _NUMBER = re.compile(r"\b(\d{1,2}[a-z]?)\b")
+# A range a name states ("stage 1 through stage 4 chronic kidney disease"): each number in it.
+_RANGE = re.compile(r"\b(\d)\s+through\s+(?:stage\s+)?(\d)\b")
 _WITHOUT = re.compile(r"\b(?:without|w/o|with no)\b")
 _WITH = re.compile(r"\bwith\b(?! or without| no\b| not\b)")
 # A negated qualifier ("without coma", "not intractable", "no psychotic features", "neither coma
 # nor ketoacidosis") and a stated one ("with coma", ", intractable,"): the words up to the next
-# comma, "with", "and", "but", "because", "due" or "for" ("non" negates its next word only). A
+# comma, "with", "without", "and", "but", "because", "due", "for" or "of" ("non" negates its next
+# word only; "Laceration without foreign body of left index finger" negates no finger; an older
+# code system's "without mention of complication" negates the complication). A
 # qualifier a name negates is ICD-10-CM's default, coded when nothing is said (E10.10 "...
 # without coma", G43.909 "Migraine, unspecified, not intractable, without status migrainosus");
 # the fixed phrases that only look like a negation ("not elsewhere classified", "not carried
 # out because of ...") are no qualifier.
 _NEGATED = re.compile(
-    r"\b(?:(?:without|w/o|no|not|neither)\b\s*((?:(?!\b(?:with|and|but|because|due|for)\b)[^,;.])*)|non\b[\s-]*(\w*))"
+    r"\b(?:(?:without|w/o|no|not|neither)\b\s*(?:mention of\s+)?((?:(?!\b(?:with|without|and|but|because|due|for|of)\b)[^,;.])*)"
+    r"|non\b[\s-]*(\w*))"
 )
 # A negation written after its words: "nail not involved", "cornea unaffected" (the one or two words before it).
 _NEGATED_AFTER = re.compile(r"((?:\b\w+\s+){1,2})(?:not involved|not affected|uninvolved|unaffected)\b")
@@ -92,7 +97,7 @@ class Details:
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),
             encounter,
-            frozenset(_NUMBER.findall(folded)),
+            frozenset(_NUMBER.findall(folded)) | _ranged(folded),
             bool(_WITHOUT.search(folded)),
             bool(_WITH.search(folded)),
             bool(_OPEN.search(folded)),
@@ -102,6 +107,11 @@ class Details:
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             frozenset(tokens(unnegated)),
         )
+
+
+def _ranged(text: str) -> frozenset[str]:
+    """The numbers inside the ranges ``text`` states ("stage 1 through stage 4": 1 to 4)."""
+    return frozenset(str(n) for low, high in _RANGE.findall(text) for n in range(int(low), int(high) + 1))
 
 
 def agreement(query: Details, name: Details, billable: bool | None) -> tuple[float, ...]:

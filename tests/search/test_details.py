@@ -55,6 +55,10 @@ def test_numbers_as_type_stage_and_weeks() -> None:
     assert _features("CKD stage 3b", "Chronic kidney disease, stage 4 (severe)")["number_conflict"] == 1.0
     assert _features("type 2 diabetes", "Type 1 diabetes mellitus without complications")["number_conflict"] == 1.0
     assert _features("diabetes", "Type 1 diabetes mellitus without complications")["number_conflict"] == 0.0
+    # a range the name states holds each number in it
+    ranged = "Hypertensive heart and chronic kidney disease with heart failure and stage 1 through stage 4 chronic kidney disease"
+    assert _features("hypertensive heart and kidney disease with heart failure, CKD stage 3", ranged)["number_agree"] == 1.0
+    assert _features("hypertensive heart and kidney disease with heart failure, CKD stage 5", ranged)["number_conflict"] == 1.0
 
 
 def test_with_and_without() -> None:
@@ -90,6 +94,16 @@ def test_with_and_without() -> None:
         # a negation written after its words
         ("laceration, nail not involved", "Laceration without foreign body of finger with damage to nail", 1.0),
         ("laceration, nail not involved", "Laceration with foreign body of finger without damage to nail", 0.0),
+        # a negation ends at "of": the site after it is no qualifier ("of left index finger")
+        (
+            "laceration of left index finger, nail not involved",
+            "Laceration without foreign body of left index finger without damage to nail",
+            0.0,
+        ),
+        ("laceration of left index finger, nail not involved", "Laceration of left index finger with damage to nail", 1.0),
+        # an older code system's "without mention of" negates what follows it
+        ("Type II diabetes without mention of complication", "Type 2 diabetes mellitus without complications", 0.0),
+        ("Type II diabetes without mention of complication", "Type 2 diabetes mellitus with unspecified complications", 1.0),
         # a negation that only says what the name does not state is no conflict
         ("baby not gaining weight", "Poor weight gain", 0.0),
         ("cleft lip", "Non-midline cleft lip", 0.0),  # "non" negates "midline" only
