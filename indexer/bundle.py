@@ -297,6 +297,12 @@ class Bundle:
         column = self.label_knowledge
         return ~np.isin(column.codes[labels], [i for i, source in enumerate(column.values) if source is None])
 
+    def named_in_release(self, text: str) -> np.ndarray:
+        """The catalog rows one of whose release names says ``text`` (:func:`name_key`: K75.9's
+        "Hepatitis NOS" says "hepatitis"), sorted."""
+        labels = [label for label in self.labels_named(name_key(text)) if self.label_knowledge[label] is None]
+        return np.unique(self.label_concept[labels]) if labels else np.empty(0, dtype=np.int64)
+
     @cached_property
     def knowledge_sources(self) -> frozenset[str]:
         """The knowledge sources that gave this bundle's concepts labels."""

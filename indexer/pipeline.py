@@ -49,6 +49,7 @@ from indexer.knowledge.term_tables import TABLES
 from indexer.lexical import Label, lexical_builder
 from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
 from indexer.lexical.chargrams import build_chargrams
+from indexer.lexical.normalise import ANALYSIS_VERSION
 from indexer.lexical.vocabulary import DIRECTORY as VOCABULARY
 from indexer.lexical.vocabulary import Vocabulary
 from indexer.manifest import FORMAT_VERSION, BundleManifest, Counts, EncoderRecord, IndexEntry, VectorEntry
@@ -242,6 +243,7 @@ def _inputs(  # noqa: PLR0913
         "systems": [[s.key, s.version, s.version_id] for s in systems],
         "vector": settings.vector.model_dump(),
         "lexical": settings.lexical.model_dump(),
+        "analysis": ANALYSIS_VERSION,  # how texts are folded, split and stemmed (indexer.lexical.normalise)
         "calibration": _calibration_hash(model_dir),
         "embeddings": EMBEDDINGS_VERSION,
         "knowledge": settings.knowledge.model_dump(mode="json"),

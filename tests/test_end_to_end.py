@@ -246,6 +246,11 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         ("Closed fracture of neck of femur (disorder)", {"system": "icd10cm", "billable": "true"}, "S72.009A", 1),
         ("pulled hamstring", {"system": "icd10cm"}, "S76.319A", 1),
         ("breast ca metastatic to the spine", {"system": "icd10cm"}, "C79.51", 1),
+        # a British spelling is searched as the American one ("oedema": R60.0 *Localized edema*)
+        ("oedema of both legs", {"system": "icd10cm"}, "R60.0", 1),
+        # on a tie, the concept one of whose release names says the query: G40.909 "Epilepsy NOS",
+        # not R56.9, both lent "Seizure" by an alignment
+        ("epilepsy", {"system": "icd10cm", "billable": "true"}, "G40.909", 1),
     ],
 )
 def test_answers_are_codeable(client: TestClient, query: str, params: dict, expected: str, within: int) -> None:

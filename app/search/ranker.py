@@ -1,11 +1,12 @@
 """The ranker: candidates' features to calibrated confidence, and the order a mode gives them.
 
 ``hybrid`` orders concepts by the confidence (:mod:`app.search.confidence`), ``dense`` by cosine
-and ``lexical`` by BM25 alone. A code match always ranks first; on a tie the concept whose
-release names it so (not a knowledge source's lent label: N18.6 *End stage renal disease*
-before the stage 5 code an alignment lent the name to), then a billable code (the one to
-record). No row of an ambiguous query (a name of several meanings) is certain: its confidence is
-split between them.
+and ``lexical`` by BM25 alone. A code match always ranks first; on a tie the concept one of
+whose release names says the query ("epilepsy": G40.909 *Epilepsy NOS* before R56.9, both lent
+"Seizure" by an alignment), then one matched by a name of its release rather than a knowledge
+source's lent label (N18.6 *End stage renal disease* before the stage 5 code an alignment lent
+the name to), then a billable code (the one to record). No row of an ambiguous query (a name
+of several meanings) is certain: its confidence is split between them.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ def order(
     mode: Mode,
     k: int,
     min_confidence: float,
+    named: np.ndarray,
     spared: np.ndarray | None = None,
 ) -> tuple[list[Ranked], int]:
     """The best ``k`` of ``candidates`` (catalog rows) at or above ``min_confidence`` or ``spared``
-    (a mask over them), and how many candidates are."""
+    (a mask over them), and how many candidates are; ``named``: per candidate, whether a name of
+    its release says the query (the first tie-break)."""
     confidence = calibration.confidence(features)
     if any(count > 1 for count in meanings.values()):
         confidence /= np.asarray([max(meanings[key], 1) for key in bundle.system_of(candidates)], dtype=np.float32)
@@ -48,7 +51,8 @@ def order(
         keep |= spared
     if mode is Mode.LEXICAL:
         keep &= (score > 0) | (features[:, CODE] > 0)
-    ranked = np.lexsort((candidates, ~bundle.billable[candidates], bundle.lent(labels), -score, -features[:, CODE]))
+    lent = bundle.lent(labels)
+    ranked = np.lexsort((candidates, ~bundle.billable[candidates], lent, ~named, -score, -features[:, CODE]))
     chosen = [i for i in ranked if keep[i]][:k]
     return [
         Ranked(

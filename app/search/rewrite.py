@@ -29,7 +29,7 @@ from app.search.scope import Scope
 from app.settings import SearchSettings
 from indexer.bundle import Bundle
 from indexer.knowledge.term_tables import ABBREVIATIONS, Row, expansion
-from indexer.lexical.normalise import STOP_WORDS, fold, label_key, name_key, words
+from indexer.lexical.normalise import STOP_WORDS, american, fold, label_key, name_key, typed_words
 from indexer.lexical.vocabulary import Vocabulary
 
 MAX_BRIDGES = 3  # concepts of other terminologies a query may bridge through
@@ -171,12 +171,14 @@ class QueryRewriter:
         return bundle.concepts[int(bundle.label_concept[exact[0]])].display
 
     def correct(self, query: str) -> str | None:
-        """``query`` with each unknown word replaced by the closest known one, if any was."""
+        """``query`` with each unknown word replaced by the closest known one and each British
+        spelling by the American one ("oedema" by "edema", for the encoder), if any was."""
         vocabulary = self.vocabulary
         changed = False
         out = query
-        for word in dict.fromkeys(words(query)):
-            better = vocabulary.correction(word)
+        for word in dict.fromkeys(typed_words(query)):
+            spelled = american(word)
+            better = vocabulary.correction(spelled) or (spelled if spelled != word else None)
             if better is not None:
                 out = replace_word(out, word, better)
                 changed = True

@@ -227,8 +227,21 @@ class SearchService:
         )
         bm25 = lexical[0]  # the query's own BM25 hits
         spared = self.scorer.naming_every_word(asked[0].tokens, found) if threshold.spare_whole_words else None
+        named = np.isin(found, bundle.named_in_release(asked[0].text))
         return ranker.order(
-            bundle, self.calibration, found, features, labels, via, bm25, meanings, mode, k, threshold.min_confidence, spared
+            bundle,
+            self.calibration,
+            found,
+            features,
+            labels,
+            via,
+            bm25,
+            meanings,
+            mode,
+            k,
+            threshold.min_confidence,
+            named,
+            spared,
         )
 
     # --- rows --------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The one text normaliser used both to index labels and to parse queries, for every backend.
 
 Case-folded, accent-folded, split on anything that is not a letter or digit, English stop
-words dropped, Snowball-stemmed. Backends receive the resulting tokens and never re-analyse.
+words dropped, British medical spellings written the American way, Snowball-stemmed (an
+inflammation, "-itis", kept whole). Backends receive the resulting tokens and never re-analyse.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from functools import lru_cache
 
 import Stemmer
 
+ANALYSIS_VERSION = 2  # of what this module makes of a text: a bundle's indexes are rebuilt when it changes
 STOP_WORDS = frozenset(
     "a an and are as at be by for from has in into is it its of on or that the to was were which with".split()
 )
@@ -25,14 +27,37 @@ def fold(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-def words(text: str) -> list[str]:
-    """Folded words without stop words, unstemmed (for word-overlap measures)."""
+# British spellings of medical words as American ones, so that "anaemia", "oedema", "ischaemic",
+# "diarrhoea" and "tumour" index and match as the terminologies (ICD-10-CM) spell them.
+_BRITISH = {
+    "haem": "hem", "aemia": "emia", "aemic": "emic", "ischaem": "ischem", "leukaem": "leukem", "paed": "ped",
+    "oedem": "edem", "oesoph": "esoph", "oestr": "estr", "rrhoe": "rrhe", "pnoe": "pne", "foet": "fet", "coeliac": "celiac",
+    "aetiol": "etiol", "caesar": "cesar", "gynaec": "gynec", "anaesth": "anesth", "faec": "fec", "tumour": "tumor",
+    "behaviour": "behavior", "colour": "color", "centre": "center", "sulph": "sulf",
+}  # fmt: skip
+_BRITISH_SPELLING = re.compile("|".join(sorted(_BRITISH, key=len, reverse=True)))
+
+
+def american(word: str) -> str:
+    """A folded word with its British medical spelling written the American way ("oedema": "edema")."""
+    return _BRITISH_SPELLING.sub(lambda match: _BRITISH[match.group(0)], word)
+
+
+def typed_words(text: str) -> list[str]:
+    """Folded words without stop words, as typed."""
     return [w for w in _SPLIT.split(fold(text)) if w and w not in STOP_WORDS]
+
+
+def words(text: str) -> list[str]:
+    """:func:`typed_words`, spelled the American way, unstemmed (for word-overlap measures)."""
+    return [american(w) for w in typed_words(text)]
 
 
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    return _stemmer.stemWord(word)
+    """The Snowball stem, but an inflammation ("-itis") is kept whole: Snowball makes "hepatitis"
+    "hepatic", "sinusitis" "sinus" and "esophagitis" "esophageal" one word."""
+    return word if word.endswith("itis") else _stemmer.stemWord(word)
 
 
 def tokens(text: str) -> list[str]:
