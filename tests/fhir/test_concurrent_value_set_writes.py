@@ -27,7 +27,10 @@ WRITERS = 140
 
 @pytest.fixture
 def base(serve_app: Callable[[FastAPI], str], tmp_path: Path, store_url: str) -> str:
-    settings = Settings(data_dir=tmp_path / "var", store=StoreSettings(url=store_url), _env_file=None)
+    # The writes' consistency is tested, not the shedding of an overload: a writer waits for a
+    # connection as long as it takes (the default 2 s answers 503 on a busy machine, by design).
+    store = StoreSettings(url=store_url, pool_timeout_s=60)
+    settings = Settings(data_dir=tmp_path / "var", store=store, _env_file=None)
     migrate(store_url)
     engine = make_engine(store_url)
     for source in toy_sources():
