@@ -8,8 +8,9 @@ the rules in its ``why``. In order:
   tall", "my son keeps getting ear infections" → "ear infections"; "can't" stays);
 - **shorthand**: "w/o" → "without", "w/" → "with", "c/b" → "complicated by", "2/2" → "due to",
   "r/o" → "suspected", "s/p" → "status post", "h/o" and "hx of" → "history of", "fx" →
-  "fracture", "lac" → "laceration", "d/o" → "disorder", "perf" → "perforation", "b/l" →
-  "bilateral", "lt"/"rt" → "left"/"right", words that carry nothing ("pt", "c/o", "y/o") left out;
+  "fracture", "lac" → "laceration", "first visit" → "initial encounter", "d/o" → "disorder",
+  "perf" → "perforation", "b/l" → "bilateral", "lt"/"rt" → "left"/"right", words that carry
+  nothing ("pt", "c/o", "y/o") left out;
 - **sides**: a capital "R" or "L" before a word, "(R)", the eyes' "OD", "OS", "OU", the ears'
   "AD", "AS", "AU" (where the query is about an ear), limbs ("LLE" → "left lower extremity") and
   lung lobes ("RUL" → "right upper lobe");
@@ -95,6 +96,7 @@ SHORTHAND = _words(
     (r"(?<!\w)d/o(?!\w)", "disorder"),
     (r"(?<!\w)perf(?!\w)", "perforation"),
     (r"(?<!\w)init(?:ial)?(?: enc(?:ounter)?)?(?!\w)", "initial encounter"),
+    (r"(?<!\w)first (?:visit|encounter|presentation)(?!\w)", "initial encounter"),
     (r"(?<!\w)subs(?:equent)? enc(?:ounter)?(?!\w)", "subsequent encounter"),
     (r"(?<!\w)seq(?!\w)", "sequela"),
     (r"(?<!\w)(?:pt'?s?|c/o|y/?o|yrs? old|year old|complains of)(?!\w)", ""),

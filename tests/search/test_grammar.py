@@ -27,6 +27,7 @@ HPO = frozenset({"hpo"})
         ("COPD exac", "COPD exacerbation", ["'exac' as 'exacerbation'"]),
         ("sz d/o", "sz disorder", ["'d/o' as 'disorder'"]),
         ("appy c/b perf", "appy complicated by perforation", ["'c/b' as 'complicated by'", "'perf' as 'perforation'"]),
+        ("wrist sprain, first visit", "wrist sprain, initial encounter", ["'first visit' as 'initial encounter'"]),
     ],
 )
 def test_shorthand(query: str, text: str, said: list[str]) -> None:
