@@ -19,6 +19,7 @@ from pathlib import Path
 import jellyfish
 import numpy as np
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import DamerauLevenshtein
 from scipy import sparse
 
 from indexer.lexical.normalise import stem, words
@@ -149,9 +150,19 @@ class Vocabulary:
             held = np.diff(self._postings.indptr[lo : hi + 1])
             return self._words[lo + int(np.argmax(held))]
         candidates = [w for w in self._by_initial.get(word[:1], ()) if abs(len(w) - len(word)) <= 2]
-        close = process.extract(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF, limit=None)
+        # Close by either measure: the ratio (an insertion or deletion one edit, a substitution two)
+        # or the Damerau-Levenshtein similarity (a substitution or transposition one edit), scored
+        # by their mean ("bronchitus" is one substitution from "bronchitis").
+        close: list[tuple[str, float]] = []
+        for known, ratio, _ in process.extract(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF - 10, limit=None):
+            edits = 100 * DamerauLevenshtein.normalized_similarity(word, known)
+            if max(ratio, edits) >= SUGGEST_CUTOFF:
+                close.append((known, (ratio + edits) / 2))
         if not close and len(word) >= SOUNDS_LIKE_MIN:  # spelt as it sounds: "numonia" (pneumonia)
-            close = process.extract(word, self._sounding_like(word), scorer=fuzz.ratio, score_cutoff=SOUNDS_LIKE_CUTOFF, limit=None)
+            sounding = process.extract(
+                word, self._sounding_like(word), scorer=fuzz.ratio, score_cutoff=SOUNDS_LIKE_CUTOFF, limit=None
+            )
+            close = [(known, score) for known, score, _ in sounding]
         if not close:
             return None
         # Among close words, the likelier one: similarity plus a prior on how common the word is
