@@ -138,7 +138,7 @@ EAR_SIDES = [
 ]
 # SNOMED CT's semantic tags, as a fully specified name ends ("Essential hypertension (disorder)").
 SEMANTIC_TAG = re.compile(
-    r"\s*\((?:disorder|finding|morphologic abnormality|situation|event|clinical finding|observable entity|"
+    r"\((?:disorder|finding|morphologic abnormality|situation|event|clinical finding|observable entity|"
     r"body structure|procedure|qualifier value|navigational concept)\)\s*$",
     re.IGNORECASE,
 )
