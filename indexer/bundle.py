@@ -300,8 +300,8 @@ class Bundle:
     def named_in_release(self, text: str) -> np.ndarray:
         """The catalog rows one of whose release names says ``text`` (:func:`name_key`: K75.9's
         "Hepatitis NOS" says "hepatitis"), sorted."""
-        labels = [label for label in self.labels_named(name_key(text)) if self.label_knowledge[label] is None]
-        return np.unique(self.label_concept[labels]) if labels else np.empty(0, dtype=np.int64)
+        labels = np.asarray(self.labels_named(name_key(text)), dtype=np.int64)
+        return np.unique(self.label_concept[labels[~self.lent(labels)]])
 
     @cached_property
     def knowledge_sources(self) -> frozenset[str]:

@@ -384,9 +384,10 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     reading.sub(TRIMESTER, lambda m: f"{_ORDINAL.get(m.group(1).lower(), m.group(1).lower())} trimester")
     reading.text = re.sub(r"\s+", " ", reading.text).strip(" ,;")
     expand(reading)
-    if systems & STATUS_SYSTEMS:
+    coded = bool(systems & STATUS_SYSTEMS)  # a terminology in scope codes metastases, history and status
+    if coded:
         reading.sub(METASTASIS, _metastasis)
-    if (status := _status(reading.text, bool(systems & STATUS_SYSTEMS))) is not None and status[0] != reading.text:
+    if (status := _status(reading.text, coded)) is not None and status[0] != reading.text:
         reading.text, said = status
         reading.said.append(said)
     return reading
