@@ -23,6 +23,8 @@ _stemmer = Stemmer.Stemmer("english")
 
 def fold(text: str) -> str:
     """Case- and accent-folded text."""
+    if text.isascii():  # nothing to decompose (most labels and queries)
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -38,6 +40,7 @@ _BRITISH = {
 _BRITISH_SPELLING = re.compile("|".join(sorted(_BRITISH, key=len, reverse=True)))
 
 
+@lru_cache(maxsize=200_000)
 def american(word: str) -> str:
     """A folded word with its British medical spelling written the American way ("oedema": "edema")."""
     return _BRITISH_SPELLING.sub(lambda match: _BRITISH[match.group(0)], word)
