@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import json
 import math
+import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable
@@ -157,7 +158,8 @@ class Vocabulary:
         for known, ratio, _ in process.extract(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF - 10, limit=None):
             edits = 100 * DamerauLevenshtein.normalized_similarity(word, known)
             if max(ratio, edits) >= SUGGEST_CUTOFF:
-                close.append((known, (ratio + edits) / 2))
+                # A word spelled as it sounds is that word ("hypotonya": hypotonia, not hypotony).
+                close.append((known, 100.0 if _spoken(word) == _spoken(known) else (ratio + edits) / 2))
         if not close and len(word) >= SOUNDS_LIKE_MIN:  # spelt as it sounds: "numonia" (pneumonia)
             sounding = process.extract(
                 word, self._sounding_like(word), scorer=fuzz.ratio, score_cutoff=SOUNDS_LIKE_CUTOFF, limit=None
@@ -182,6 +184,17 @@ class Vocabulary:
     def _sounding_like(self, word: str) -> list[str]:
         """Known words with the same Metaphone or NYSIIS key as ``word``."""
         return list(dict.fromkeys(w for key in _sounds(word) for w in self.by_sound.get(key, ())))
+
+
+# Spellings that sound alike, written one way: a doubled letter once, "ph" as "f", "y" as "i",
+# "k" as "c", "ae" and "oe" as "e".
+_SPOKEN = re.compile(r"ph|ae|oe|y|k|(.)\1")
+_SPOKEN_AS = {"ph": "f", "ae": "e", "oe": "e", "y": "i", "k": "c"}
+
+
+def _spoken(word: str) -> str:
+    """``word`` with its spellings that sound alike written one way (``_SPOKEN``)."""
+    return _SPOKEN.sub(lambda found: found.group(1) or _SPOKEN_AS[found.group(0)], word)
 
 
 def _sounds(word: str) -> set[str]:

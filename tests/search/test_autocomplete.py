@@ -61,6 +61,15 @@ def test_a_word_spelt_as_it_sounds_is_corrected_though_it_starts_otherwise() -> 
     assert vocabulary.correction("qwxzv") is None
 
 
+def test_a_word_spelled_as_it_sounds_is_the_word_it_sounds_like() -> None:
+    """ "hypotonya" is one edit from "hypotony" (a deletion) and from "hypotonia" (a substitution),
+    nearer the first by the ratio, but spoken as the second ("y" as "i"); likewise "ph" as "f", a
+    doubled letter as one, "ae"/"oe" as "e"."""
+    vocabulary = Vocabulary.from_texts(["Ocular hypotony", "Hypotonia", "Diarrhea", "Diarrheal", "Fenestra"])
+    assert vocabulary.correction("hypotonya") == "hypotonia"
+    assert vocabulary.correction("diarrhoea") == "diarrhea"
+
+
 @pytest.mark.parametrize(("text", "partial"), [("hearing lo", "lo"), ("Tachyc", "tachyc"), ("hearing ", None), ("fever,", None)])
 def test_the_last_word_is_partial_until_a_space_or_punctuation(text: str, partial: str | None) -> None:
     assert partial_word(text) == partial
