@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import Stemmer
 
-ANALYSIS_VERSION = 2  # of what this module makes of a text: a bundle's indexes are rebuilt when it changes
+ANALYSIS_VERSION = 3  # of what this module makes of a text: a bundle's indexes are rebuilt when it changes
 STOP_WORDS = frozenset(
     "a an and are as at be by for from has in into is it its of on or that the to was were which with".split()
 )
@@ -71,15 +71,19 @@ def tokens(text: str) -> list[str]:
 _PARENTHESISED = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _UNSPECIFIED_CLAUSE = re.compile(r",\s*unspecified\b[^,]*$", re.IGNORECASE)  # ", unspecified organism"
 UNSPECIFIED = frozenset({"unspecifi", "nos"})  # stems of "unspecified" and "NOS"
+_TYPE_LETTER = re.compile(r"(?<=[a-z] )A(?=$|[\s,;)])")  # "Hepatitis A", "Vitamin A deficiency": a type, not the article
 
 
 def label_key(text: str) -> str:
     """Two labels that say the same thing get the same key: tokens without bracketed
     modifiers, a closing "unspecified ..." clause or "NOS", in sorted order ("Heart failure,
     unspecified", "heart failure NOS", "Failure, heart" and "Pneumonia, unspecified organism"
-    against "pneumonia" agree: the unspecified axis makes the code the default one)."""
+    against "pneumonia" agree: the unspecified axis makes the code the default one). A type
+    letter written "A" is kept, though the article is a stop word ("Hepatitis A NOS" is no
+    "Hepatitis")."""
     text = _UNSPECIFIED_CLAUSE.sub(" ", _PARENTHESISED.sub(" ", text))
-    return " ".join(sorted(t for t in tokens(text) if t not in UNSPECIFIED))
+    typed = ["a"] if _TYPE_LETTER.search(text) else []
+    return " ".join(sorted([t for t in tokens(text) if t not in UNSPECIFIED] + typed))
 
 
 # Label kinds that name their concept exactly (not broader, narrower or related synonyms).

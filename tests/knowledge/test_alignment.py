@@ -35,6 +35,11 @@ def test_label_key_says_when_two_labels_name_the_same(one: str, other: str) -> N
 def test_label_key_keeps_what_changes_the_meaning() -> None:
     assert label_key("Acute sinusitis, unspecified") != label_key("Sinusitis")
     assert label_key("Rheumatic mitral stenosis") != label_key("Mitral stenosis")
+    # a type letter written "A" is kept, the article (a stop word) is not
+    assert label_key("Hepatitis A (acute)(viral) NOS") != label_key("Hepatitis")
+    assert label_key("Hepatitis A (acute)(viral) NOS") == label_key("hepatitis A")
+    assert label_key("Vitamin A deficiency") != label_key("Vitamin deficiency")
+    assert label_key("history of a fall") == label_key("History of fall")
 
 
 @pytest.fixture
