@@ -225,6 +225,12 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         ("T2DM", {"system": "icd10cm"}, "E11.9", 2),
         ("cleft lip", {"system": "hpo"}, "HP:0410030", 1),
         ("GERD", {"system": "icd10cm"}, "K21.9", 2),  # R12 Heartburn no longer lent GERD (corrections.tsv)
+        # a type letter is no article: "Hepatitis A (acute)(viral) NOS" names no plain hepatitis, so
+        # HPO's Hepatitis is no longer aligned with (nor lends its names to) B15.9
+        ("hepatitis", {"system": "icd10cm", "billable": "true"}, "K75.9", 1),
+        ("hepatitis A", {"system": "icd10cm", "billable": "true"}, "B15.9", 1),
+        # R06.9 and R06 no longer lent "Shortness of breath" (and so SOB) by HPO's Dyspnea (corrections.tsv)
+        ("SOB", {"system": "icd10cm"}, "R06.02", 3),
         # what a code only negates is the default ("not intractable, without status migrainosus"),
         # and among equals the unspecified code (K64.9, not K64.5 Perianal venous thrombosis)
         ("migraine", {"system": "icd10cm", "billable": "true"}, "G43.909", 1),
