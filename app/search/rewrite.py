@@ -127,9 +127,10 @@ class QueryRewriter:
             return
         for word in dict.fromkeys(typed):
             folded = fold(word)
-            if (folded in STOP_WORDS or folded in self.ordinary) and not word.isupper():
+            capitals = word.isupper() or (len(word) > 2 and word.endswith("s") and word[:-1].isupper())  # "PFs", "DTRs"
+            if (folded in STOP_WORDS or folded in self.ordinary) and not capitals:
                 continue
-            if not (word.isupper() and folded in self.senses or self._is_abbreviation(folded)):
+            if not (capitals and folded in self.senses or self._is_abbreviation(folded)):
                 continue
             written = self._abbreviation(folded) or self._in_context(folded, reading.text)
             if written is not None:
@@ -163,7 +164,10 @@ class QueryRewriter:
         bundle = self.bundle
         holding = self.vocabulary.labels_with(word).tolist()
         exact = [label for label in holding if fold(bundle.label_text[label]).strip() == word]
-        if not exact or any(count > 1 for count in self.meanings(word, bundle.systems).values()):
+        if not exact:  # an abbreviation of words, not of a concept ("PFs": palpebral fissures), if the table has one meaning
+            senses = self.senses.get(word, [])
+            return senses[0].expansions[0] if len(senses) == 1 else None
+        if any(count > 1 for count in self.meanings(word, bundle.systems).values()):
             return None
         for label in exact:  # a table's expansion, else the concept's name
             if (origin := bundle.label_origin[label]) and (written := expansion(origin)):

@@ -154,6 +154,18 @@ def test_an_abbreviation_among_other_words_is_read_as_what_it_stands_for(
         assert (code["code"], code["why"]["origin"]) == ("I21.0", descended)
 
 
+def test_an_abbreviation_of_words_is_written_out_though_it_names_no_concept(settings: Settings, toy_reader: StoreReader) -> None:
+    """The table's "PFs" (palpebral fissures) and "DTRs" (deep tendon reflexes) name parts of a
+    finding, no concept: written in capitals (a plural "s" too), each is read as its one meaning;
+    lower-case, a word that is no label is left as typed."""
+    build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
+    with TestClient(create_app(settings, encoder=FakeEncoder(32))) as client:
+        rewriter, scope = client.app.state.service.rewriter, Scope(("toy",))
+        assert rewriter.read("short PFs", scope).said == ["'PFs' as 'palpebral fissures'"]
+        assert rewriter.read("brisk DTRs", scope).text == "brisk deep tendon reflexes"
+        assert rewriter.read("short pfs", scope).text == "short pfs"
+
+
 def test_the_shipped_lay_terms_land_on_the_toy_with_their_origin(settings: Settings, toy_reader: StoreReader) -> None:
     """"heart attack" names I21 by the lay-term table; I10 already has "High blood pressure" (an
     inclusion term), so the table's row adds no second copy; the manifest counts what landed."""
