@@ -6,7 +6,7 @@ the rules in its ``why``. In order:
 
 - **subject**: who the query is about and its linking verb left out ("he is very tall" → "very
   tall", "my son keeps getting ear infections" → "ear infections"; "can't" stays);
-- **shorthand**: "w/o" → "without", "w/" → "with", "c/b" → "complicated by", "2/2" → "due to",
+- **shorthand**: "w/o" → "without", "w/" → "with", "c/b" → "complicated by", "2/2", "caused by" → "due to",
   "r/o" → "suspected", "s/p" → "status post", "h/o" and "hx of" → "history of", "fx" →
   "fracture", "lac" → "laceration", "first visit" → "initial encounter", "d/o" → "disorder",
   "perf" → "perforation", "b/l" → "bilateral", "lt"/"rt" → "left"/"right", words that carry
@@ -78,7 +78,7 @@ SHORTHAND = _words(
     (r"(?<!\w)w/o(?!\w)", "without"),
     (r"(?<!\w)w/(?!o\b)\s*", "with "),
     (r"(?<!\w)c/b(?!\w)", "complicated by"),
-    (r"(?<!\w)(?:2/2|d/t|sec(?:ondary)? to)(?!\w)", "due to"),
+    (r"(?<!\w)(?:2/2|d/t|sec(?:ondary)? to|caused by)(?!\w)", "due to"),
     (r"(?<!\w)r/o(?!\w)", "suspected"),
     (r"(?<!\w)(?:s/p|status[- ]post|s\.p\.)(?!\w)", "status post"),
     (r"(?<!\w)(?:h/o|hx of|hx|pmhx?(?: of)?|hist(?:ory)? of)(?!\w)", "history of"),

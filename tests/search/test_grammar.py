@@ -17,6 +17,7 @@ HPO = frozenset({"hpo"})
         ("PNA w/hypoxia", "PNA with hypoxia", ["'w/' as 'with'"]),
         ("cirrhosis c/b ascites", "cirrhosis complicated by ascites", ["'c/b' as 'complicated by'"]),
         ("AKI 2/2 dehydration", "AKI due to dehydration", ["'2/2' as 'due to'"]),
+        ("pneumonia caused by S. pneumoniae", "pneumonia due to S. pneumoniae", ["'caused by' as 'due to'"]),
         ("r/o appendicitis", "suspected appendicitis", ["'r/o' as 'suspected'"]),
         ("fx of wrist", "fracture of wrist", ["'fx' as 'fracture'"]),
         ("scalp lac", "scalp laceration", ["'lac' as 'laceration'"]),
