@@ -45,7 +45,7 @@ from indexer.encoders import Encoder
 from indexer.encoders.manifest import CALIBRATION_FILE
 from indexer.knowledge import corrections, learned, mesh, vocabulary
 from indexer.knowledge.enrich import enrich
-from indexer.knowledge.term_tables import TABLES
+from indexer.knowledge.term_tables import RESOLUTION_VERSION, TABLES
 from indexer.lexical import Label, lexical_builder
 from indexer.lexical.chargrams import DIRECTORY as CHARGRAMS
 from indexer.lexical.chargrams import build_chargrams
@@ -248,6 +248,7 @@ def _inputs(  # noqa: PLR0913
         "embeddings": EMBEDDINGS_VERSION,
         "knowledge": settings.knowledge.model_dump(mode="json"),
         "tables": {t.knowledge: sha256_file(t.path) for t in TABLES if getattr(settings.knowledge, t.knowledge)},
+        "table_resolution": RESOLUTION_VERSION,  # how a table's rows find their concepts (indexer.knowledge.term_tables)
         "vocabulary": {t.name: sha256_file(t.path) for t in vocabulary.tables(settings.knowledge.vocabulary_off)}
         if settings.knowledge.vocabulary else {},
         "corrections": sha256_file(corrections.PATH) if settings.knowledge.corrections else None,

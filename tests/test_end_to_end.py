@@ -231,6 +231,8 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         ("hepatitis A", {"system": "icd10cm", "billable": "true"}, "B15.9", 1),
         # R06.9 and R06 no longer lent "Shortness of breath" (and so SOB) by HPO's Dyspnea (corrections.tsv)
         ("SOB", {"system": "icd10cm"}, "R06.02", 3),
+        # a table's expansion lands on the concept whose own name it is (N18.6), not on those an alignment lent it to
+        ("ESRD", {"system": "icd10cm"}, "N18.6", 1),
         # what a code only negates is the default ("not intractable, without status migrainosus"),
         # and among equals the unspecified code (K64.9, not K64.5 Perianal venous thrombosis)
         ("migraine", {"system": "icd10cm", "billable": "true"}, "G43.909", 1),

@@ -24,6 +24,8 @@ from indexer.knowledge.alignment import codable, names
 from indexer.lexical.normalise import label_key
 from indexer.records import Designation, DesignationUse, SourceError
 
+# How a row finds its concepts (:meth:`TermTable.apply`): a bundle's knowledge is rebuilt when it changes.
+RESOLUTION_VERSION = 2
 _ORIGIN = re.compile(r"^.+ v\d+, line \d+: .+? = (?P<first>[^|]+?)(?: \| .*)?$")
 
 
@@ -70,11 +72,17 @@ class TermTable:
             out.append(Row(fields[0].strip(), expansions, number, context, fields[-1].strip()))
         return out
 
-    def apply(self, index: dict[str, list[Entry]], rows: list[Row]) -> Resolution:
-        """Lend each row's term to the concepts its expansions name (``index``: :func:`name_index`)."""
+    def apply(self, index: dict[str, list[tuple[Entry, bool]]], rows: list[Row]) -> Resolution:
+        """Lend each row's term to the concepts its expansions name (``index``: :func:`name_index`):
+        in each system, those whose own name it is, else those an alignment lent it to ("end stage
+        renal disease" is N18.6's own name; HPO's alignments lent it to N18.5 and N18.9 too)."""
         added, unresolved = 0, []
         for row in rows:
-            found = {e.row: e for expansion in row.expansions for e in index.get(label_key(expansion), ())}
+            found: dict[int, Entry] = {}
+            for expansion in row.expansions:
+                named = index.get(label_key(expansion), [])
+                owning = {entry.system for entry, own in named if own}
+                found.update((entry.row, entry) for entry, own in named if own or entry.system not in owning)
             if not found:
                 unresolved.append(f"{row.text} = {row.expansions[0]}")
             origin = _origin(self, row)
@@ -84,14 +92,16 @@ class TermTable:
         return Resolution(added, unresolved)
 
 
-def name_index(catalog: Catalog) -> dict[str, list[Entry]]:
-    """The codable concepts by the :func:`label_key` of each of their names, lent ones included.
-    A table's terms are no names of this kind, so one index serves every table."""
-    index: dict[str, list[Entry]] = defaultdict(list)
+def name_index(catalog: Catalog) -> dict[str, list[tuple[Entry, bool]]]:
+    """The codable concepts by the :func:`label_key` of each of their names, lent ones included,
+    each with whether the name is its own. A table's terms are no names of this kind, so one
+    index serves every table."""
+    index: dict[str, list[tuple[Entry, bool]]] = defaultdict(list)
     for entry in catalog.entries:
         if codable(entry):
+            own = {label_key(d.text) for d in names(entry)}
             for key in dict.fromkeys(label_key(d.text) for d in names(entry, lent=True)):
-                index[key].append(entry)
+                index[key].append((entry, key in own))
     return index
 
 

@@ -16,6 +16,7 @@ from app.settings import Settings
 from indexer.bundle import Bundle, current_bundle
 from indexer.catalog import Catalog, Entry
 from indexer.encoders import FakeEncoder
+from indexer.knowledge.alignment import KNOWLEDGE
 from indexer.knowledge.supplements import add_supplement
 from indexer.knowledge.term_tables import ABBREVIATIONS, LAY_TERMS, Resolution, TermTable, name_index
 from indexer.pipeline import build_bundle
@@ -50,6 +51,22 @@ def test_each_meaning_of_an_ambiguous_abbreviation_gets_it(tmp_path: Path) -> No
     assert [d.origin for d in lent["J90"]] == ["abbreviation table v3, line 4: PE = pleural effusion"]
     assert lent["I10"] == []
     assert {d.kind for d in lent["J90"]} == {"abbreviation"}
+
+
+def test_an_expansion_lands_on_the_concept_whose_own_name_it_is_not_on_those_it_was_lent_to(tmp_path: Path) -> None:
+    """ "end stage renal disease" is N18.6's own name; an alignment lent it to N18.5 as well, which
+    gets no "ESRD"; a concept named so only by a lent name gets it where no concept of its system owns it."""
+    lent = Designation("End stage renal disease", scope="EXACT", origin="via another system", knowledge=KNOWLEDGE)
+    n185 = _entry(0, "N18.5", "Chronic kidney disease, stage 5")
+    n185.labels.append(lent)
+    other = Entry(2, "hpo", "HP:0003774", "Stage 5 chronic kidney disease", True, "code", True, [], [
+        Designation("Stage 5 chronic kidney disease", DesignationUse.PREFERRED), lent,
+    ])
+    catalog = Catalog([], [n185, _entry(1, "N18.6", "End stage renal disease"), other])
+    table = _table(tmp_path, "ESRD\tend stage renal disease\t\t\n")
+    assert table.apply(name_index(catalog), table.read()) == Resolution(2, [])
+    given = {e.code for e in catalog.entries if any(d.knowledge == "abbreviations" for d in e.labels)}
+    assert given == {"N18.6", "HP:0003774"}
 
 
 def test_a_lay_term_lands_as_a_layperson_designation_with_its_origin(tmp_path: Path) -> None:
