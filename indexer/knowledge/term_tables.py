@@ -99,9 +99,12 @@ def name_index(catalog: Catalog) -> dict[str, list[tuple[Entry, bool]]]:
     index: dict[str, list[tuple[Entry, bool]]] = defaultdict(list)
     for entry in catalog.entries:
         if codable(entry):
-            own = {label_key(d.text) for d in names(entry)}
-            for key in dict.fromkeys(label_key(d.text) for d in names(entry, lent=True)):
-                index[key].append((entry, key in own))
+            keys: dict[str, bool] = {}  # each name's key, and whether one of the names so keyed is its own
+            for d in names(entry, lent=True):
+                key = label_key(d.text)
+                keys[key] = keys.get(key, False) or d.knowledge is None
+            for key, own in keys.items():
+                index[key].append((entry, own))
     return index
 
 

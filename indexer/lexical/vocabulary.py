@@ -155,11 +155,12 @@ class Vocabulary:
         # or the Damerau-Levenshtein similarity (a substitution or transposition one edit), scored
         # by their mean ("bronchitus" is one substitution from "bronchitis").
         close: list[tuple[str, float]] = []
+        spoken = _spoken(word)
         for known, ratio, _ in process.extract(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF - 10, limit=None):
             edits = 100 * DamerauLevenshtein.normalized_similarity(word, known)
             if max(ratio, edits) >= SUGGEST_CUTOFF:
                 # A word spelled as it sounds is that word ("hypotonya": hypotonia, not hypotony).
-                close.append((known, 100.0 if _spoken(word) == _spoken(known) else (ratio + edits) / 2))
+                close.append((known, 100.0 if _spoken(known) == spoken else (ratio + edits) / 2))
         if not close and len(word) >= SOUNDS_LIKE_MIN:  # spelt as it sounds: "numonia" (pneumonia)
             sounding = process.extract(
                 word, self._sounding_like(word), scorer=fuzz.ratio, score_cutoff=SOUNDS_LIKE_CUTOFF, limit=None
