@@ -9,6 +9,7 @@ import threading
 import time
 
 import faiss
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from app.search.loader import open_search_service
 from app.search.scope import Scope
@@ -62,3 +63,13 @@ def test_the_dense_threads_search_faiss_on_one_core(built: Settings) -> None:  #
     dense = [t for t in _core_threads() if t.name.startswith("dense")]
     assert dense and service.channels.dense_work.submit(faiss.omp_get_max_threads).result() == 1
     assert faiss.omp_get_max_threads() == 2
+
+
+def test_blas_runs_on_the_calling_thread_once_a_service_is_open(built: Settings) -> None:  # noqa: F811
+    """A BLAS's own threads, idle between a request's small products, spin on the other core: a
+    serving process keeps numpy's to the calling thread (one on OpenMP threads follows the
+    thread's OpenMP setting, as FAISS does)."""
+    with threadpool_limits(2, user_api="blas"):
+        open_search_service(built, FakeEncoder(32))
+        own = [pool for pool in threadpool_info() if pool["user_api"] == "blas" and pool.get("threading_layer") != "openmp"]
+        assert own and all(pool["num_threads"] == 1 for pool in own)
