@@ -165,7 +165,8 @@ class FeatureScorer:
 
     def _word_overlap(self, query_tokens: list[str], label_tokens: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
         """idf-weighted share of the query's tokens in each label, and share of each label's
-        tokens in the query; ``label_tokens``: the labels' rows of the vocabulary's token matrix."""
+        tokens in the query; ``label_tokens``: the labels' rows of the vocabulary's token matrix
+        (one product with the query's weights over every token: no columns cut out of it)."""
         asked = set(query_tokens)
         if not asked:
             zeros = np.zeros(label_tokens.shape[0], np.float32)
@@ -174,7 +175,10 @@ class FeatureScorer:
         columns = vocabulary.token_columns
         idf = {token: vocabulary.idf(token) for token in asked}
         known = [token for token in asked if token in columns]
-        shared = label_tokens[:, [columns[t] for t in known]]
-        covered = shared @ np.asarray([idf[t] for t in known], dtype=np.float32) / sum(idf.values())
+        weights = np.zeros((label_tokens.shape[1], 2), np.float32)  # per token: its idf, and 1 (a count)
+        at = [columns[token] for token in known]
+        weights[at, 0] = [idf[token] for token in known]
+        weights[at, 1] = 1.0
+        covered, shared = np.asarray(label_tokens @ weights, np.float32).T
         sizes = np.maximum(np.diff(label_tokens.indptr), 1)
-        return np.asarray(covered, np.float32).ravel(), (np.asarray(shared.sum(axis=1)).ravel() / sizes).astype(np.float32)
+        return covered / np.float32(sum(idf.values())), (shared / sizes).astype(np.float32)
