@@ -75,8 +75,10 @@ class FeatureScorer:
         if not wanted or not wanted <= columns.keys():
             return np.zeros(len(rows), dtype=bool)
         label_ids, owner = self.bundle.labels_of(rows)
-        shared = self.vocabulary.label_tokens[label_ids][:, [columns[token] for token in wanted]]
-        holds = np.asarray((shared > 0).sum(axis=1)).ravel() == len(wanted)
+        label_tokens = self.vocabulary.label_tokens
+        asked = np.zeros(label_tokens.shape[1], np.float32)
+        asked[[columns[token] for token in wanted]] = 1.0
+        holds = label_tokens[label_ids] @ asked == len(wanted)  # a label holds each of its tokens once
         named = np.zeros(len(rows), dtype=bool)
         named[owner[holds]] = True
         return named
