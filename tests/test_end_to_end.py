@@ -229,8 +229,9 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         # HPO's Hepatitis is no longer aligned with (nor lends its names to) B15.9
         ("hepatitis", {"system": "icd10cm", "billable": "true"}, "K75.9", 1),
         ("hepatitis A", {"system": "icd10cm", "billable": "true"}, "B15.9", 1),
-        # R06.9 and R06 no longer lent "Shortness of breath" (and so SOB) by HPO's Dyspnea (corrections.tsv)
-        ("SOB", {"system": "icd10cm"}, "R06.02", 3),
+        # R06.9 and R06 no longer lent "Shortness of breath" (and so SOB) by HPO's Dyspnea (corrections.tsv),
+        # and "SOB = shortness of breath | dyspnea" lands by its first wording, R06.02's own name, not on R06.0 and R06.00
+        ("SOB", {"system": "icd10cm"}, "R06.02", 1),
         # a table's expansion lands on the concept whose own name it is (N18.6), not on those an alignment lent it to
         ("ESRD", {"system": "icd10cm"}, "N18.6", 1),
         # what a code only negates is the default ("not intractable, without status migrainosus"),

@@ -25,7 +25,7 @@ from indexer.lexical.normalise import label_key
 from indexer.records import Designation, DesignationUse, SourceError
 
 # How a row finds its concepts (:meth:`TermTable.apply`): a bundle's knowledge is rebuilt when it changes.
-RESOLUTION_VERSION = 2
+RESOLUTION_VERSION = 3
 _ORIGIN = re.compile(r"^.+ v\d+, line \d+: .+? = (?P<first>[^|]+?)(?: \| .*)?$")
 
 
@@ -75,14 +75,22 @@ class TermTable:
     def apply(self, index: dict[str, list[tuple[Entry, bool]]], rows: list[Row]) -> Resolution:
         """Lend each row's term to the concepts its expansions name (``index``: :func:`name_index`):
         in each system, those whose own name it is, else those an alignment lent it to ("end stage
-        renal disease" is N18.6's own name; HPO's alignments lent it to N18.5 and N18.9 too)."""
+        renal disease" is N18.6's own name; HPO's alignments lent it to N18.5 and N18.9 too); of
+        those, the ones its first wording that names any names (the wordings of one meaning are
+        listed most precise first: "SOB = shortness of breath | dyspnea" is R06.02's, not also the
+        category R06.0 *Dyspnea* and R06.00 *Dyspnea, unspecified*)."""
         added, unresolved = 0, []
         for row in rows:
-            found: dict[int, Entry] = {}
-            for expansion in row.expansions:
-                named = index.get(label_key(expansion), [])
-                owning = {entry.system for entry, own in named if own}
-                found.update((entry.row, entry) for entry, own in named if own or entry.system not in owning)
+            by_system: dict[str, list[tuple[tuple[bool, int], Entry]]] = defaultdict(list)
+            for number, expansion in enumerate(row.expansions):
+                for entry, own in index.get(label_key(expansion), []):
+                    by_system[entry.system].append(((not own, number), entry))
+            found = {
+                entry.row: entry
+                for named in by_system.values()
+                for rank, entry in named
+                if rank == min(first for first, _ in named)
+            }
             if not found:
                 unresolved.append(f"{row.text} = {row.expansions[0]}")
             origin = _origin(self, row)

@@ -69,6 +69,21 @@ def test_an_expansion_lands_on_the_concept_whose_own_name_it_is_not_on_those_it_
     assert given == {"N18.6", "HP:0003774"}
 
 
+def test_a_term_lands_by_its_first_wording_that_names_a_concept_in_each_system(tmp_path: Path) -> None:
+    """ "SOB = shortness of breath | dyspnea": in ICD-10-CM the first wording is R06.02's own name, so
+    the category R06.0 *Dyspnea* gets no "SOB"; in HPO only the second names a concept, so it lands
+    there; a wording that is only lent comes after any that is a concept's own."""
+    lent = Designation("Shortness of breath", scope="EXACT", origin="via another system", knowledge=KNOWLEDGE)
+    dyspnea = _entry(0, "R06.0", "Dyspnea")
+    dyspnea.labels.append(lent)
+    hpo = Entry(3, "hpo", "HP:0002094", "Dyspnea", True, "code", True, [], [Designation("Dyspnea", DesignationUse.PREFERRED)])
+    catalog = Catalog([], [dyspnea, _entry(1, "R06.02", "Shortness of breath"), _entry(2, "R06.00", "Dyspnea, unspecified"), hpo])
+    table = _table(tmp_path, "SOB\tshortness of breath|dyspnea\t\t\n")
+    assert table.apply(name_index(catalog), table.read()) == Resolution(2, [])
+    given = {e.code for e in catalog.entries if any(d.knowledge == "abbreviations" for d in e.labels)}
+    assert given == {"R06.02", "HP:0002094"}
+
+
 def test_a_lay_term_lands_as_a_layperson_designation_with_its_origin(tmp_path: Path) -> None:
     catalog = Catalog([], [_entry(0, "I21.9", "Acute myocardial infarction, unspecified"), _entry(1, "I10", "Essential (primary) hypertension")])
     path = tmp_path / "lay_terms.tsv"
