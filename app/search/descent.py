@@ -23,7 +23,7 @@ import numpy as np
 from app.search.details import DETAIL_FEATURES, Details, agreement
 from app.search.values import Ranked
 from indexer.bundle import Bundle
-from indexer.lexical.normalise import UNSPECIFIED, fold, tokens
+from indexer.lexical.normalise import UNSPECIFIED, fold, label_key, tokens
 
 MAX_BELOW = 600  # codes below a category searched for its billable ones, in code order
 NEUTRAL = frozenset(tokens("unspecified without not no non complications complication NOS initial encounter closed"))
@@ -113,6 +113,12 @@ class Descent:
         others = np.bincount(codes.adds.owner[unsaid & ~codes.adds_default], minlength=n)
         if label is not None and (carriers := codes.carried.get(fold(self.bundle.label_text[label] or "").strip())) is not None:
             selecting[carriers] += 1  # the text that found the category names these codes: a word said
+        # The code the release names as the category itself ("Parkinson's disease NOS" is G20.A1's) is
+        # what the category codes to when nothing the query says selects another (not G20.C
+        # *Parkinsonism, unspecified*, which adds no word).
+        named_default = codes.named_default & admitted
+        if named_default.any() and not ((selecting > 0) | (detail[codes.kind] > 0))[admitted].any():
+            return int(codes.rows[np.flatnonzero(named_default)[0]])
         score = detail[codes.kind] + 0.5 * selecting - 0.5 * others - 0.1 * defaults - 0.3 * (codes.with_ & (not stated.with_))
         score[~admitted] = -np.inf
         best = np.flatnonzero(score >= score.max() - 1e-9)  # in code order
@@ -131,9 +137,13 @@ class Descent:
         with_: list[bool] = []
         unspecified: list[bool] = []
         carried: dict[str, list[int]] = {}
+        category = label_key(self.bundle.concepts[row].display)
+        named_default: list[bool] = []
         for index, child in enumerate(below.tolist()):
             for text in {fold(self.bundle.label_text[i] or "").strip() for i in self.bundle.concept_labels(child)}:
                 carried.setdefault(text, []).append(index)
+            release = [self.bundle.label_text[i] or "" for i in self.bundle.concept_labels(child) if self.bundle.label_knowledge[i] is None]
+            named_default.append(any(label_key(text) == category for text in release))
             named, words = self.details(child), self._tokens(child)
             kind.append(kinds.setdefault(replace(named, said=frozenset()), len(kinds)))  # what agreement() reads
             negated_only = named.negated - named.said  # "not intractable, without status migrainosus"
@@ -155,6 +165,7 @@ class Descent:
             with_=np.asarray(with_, dtype=bool),
             unspecified=np.asarray(unspecified, dtype=bool),
             carried={text: np.asarray(indexes) for text, indexes in carried.items()},
+            named_default=np.asarray(named_default, dtype=bool),
         )
 
     def apply(
@@ -261,6 +272,7 @@ class _Codes:
     with_: np.ndarray  # its name says "with ..."
     unspecified: np.ndarray  # its name says "unspecified"
     carried: dict[str, np.ndarray]  # a label's folded text -> the codes (their indexes) that carry it
+    named_default: np.ndarray  # a release name of it is the category's name (with NOS or "unspecified")
 
 
 def _count(words: _Words, said: np.ndarray, n: int) -> np.ndarray:

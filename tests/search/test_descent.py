@@ -108,6 +108,27 @@ def test_what_a_code_only_negates_is_the_default_and_unspecified_breaks_a_tie() 
     assert piles.code(0, Details.of("hemorrhoids"), frozenset(tokens("hemorrhoids")), np.ones(3, dtype=bool)) == 2
 
 
+def test_the_code_the_release_names_as_its_category_is_the_default_unless_the_query_selects_another() -> None:
+    """ "Parkinson's disease NOS" is G20.A1's inclusion term: it is what G20 codes to, not the code
+    that adds no word (*Parkinsonism, unspecified*), unless a word or detail the query states
+    selects another ("with dyskinesia")."""
+    parkinson = _descent(
+        {
+            0: "Parkinson's disease",
+            1: "Parkinson's disease without dyskinesia, without mention of fluctuations",
+            2: "Parkinson's disease with dyskinesia",
+            3: "Parkinsonism, unspecified",
+        },
+        {1: ["Parkinson's disease NOS"]},
+    )
+    every = np.ones(4, dtype=bool)
+    said = "parkinsons disease"
+    assert parkinson.code(0, Details.of(said), frozenset(tokens(said)), every) == 1
+    said = "parkinsons disease with dyskinesia"
+    assert parkinson.code(0, Details.of(said), frozenset(tokens(said)), every) == 2
+    assert parkinson.code(0, Details.of(said), frozenset(tokens(said)), np.array([True, False, False, True])) == 3  # not admitted
+
+
 def test_an_inclusion_term_of_a_code_selects_it() -> None:
     failure = _descent(
         {0: "Heart failure", 1: "Unspecified systolic (congestive) heart failure", 2: "Heart failure, unspecified"},
