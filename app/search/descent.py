@@ -142,7 +142,8 @@ class Descent:
         for index, child in enumerate(below.tolist()):
             for text in {fold(self.bundle.label_text[i] or "").strip() for i in self.bundle.concept_labels(child)}:
                 carried.setdefault(text, []).append(index)
-            release = [self.bundle.label_text[i] or "" for i in self.bundle.concept_labels(child) if self.bundle.label_knowledge[i] is None]
+            labels = self.bundle.concept_labels(child)
+            release = [self.bundle.label_text[i] or "" for i in labels if self.bundle.label_knowledge[i] is None]
             named_default.append(any(label_key(text) == category for text in release))
             named, words = self.details(child), self._tokens(child)
             kind.append(kinds.setdefault(replace(named, said=frozenset()), len(kinds)))  # what agreement() reads
