@@ -4,7 +4,9 @@ A query often matches a category (E11 by "T2DM", S72.001 by a femoral neck fract
 coder records one of its billable codes: the one the query's details select, else the one that
 adds nothing the query does not say (E11.9 *without complications*; for an injury the initial
 encounter, as a coder codes an injury seen for the first time). :meth:`Descent.code` picks it:
-among the billable codes below, the one whose name agrees with the details stated
+the code the release names as the category itself ("Parkinson's disease NOS" is G20.A1's) when
+nothing the query states selects another; else, among the billable codes below, the one whose
+name agrees with the details stated
 (:mod:`app.search.details`), adds the words the query says (in its name or its inclusion terms) and the fewest it does not
 (a qualifier it only negates, "not intractable", is the default and weighs little).
 

@@ -85,18 +85,16 @@ class TermTable:
             for number, expansion in enumerate(row.expansions):
                 for entry, own in index.get(label_key(expansion), []):
                     by_system[entry.system].append(((not own, number), entry))
-            found = {
-                entry.row: entry
-                for named in by_system.values()
-                for rank, entry in named
-                if rank == min(first for first, _ in named)
-            }
+            found: dict[int, Entry] = {}
+            for named in by_system.values():
+                first = min(rank for rank, _ in named)
+                found.update((entry.row, entry) for rank, entry in named if rank == first)
             if not found:
                 unresolved.append(f"{row.text} = {row.expansions[0]}")
-            origin = _origin(self, row)
-            for entry in found.values():
-                designation = Designation(row.text, DesignationUse.SYNONYM, "en", "EXACT", self.type, True, origin, self.knowledge)
-                added += entry.add(designation)
+            designation = Designation(
+                row.text, DesignationUse.SYNONYM, "en", "EXACT", self.type, True, _origin(self, row), self.knowledge
+            )
+            added += sum(entry.add(designation) for entry in found.values())
         return Resolution(added, unresolved)
 
 
