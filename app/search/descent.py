@@ -63,12 +63,15 @@ class Descent:
         below = bundle.subtree(row)[:MAX_BELOW]
         return below[bundle.billable[below] & bundle.concepts.active[below] & (below != row)]
 
-    def _release_tokens(self, row: int) -> frozenset[str]:
-        """The words of a concept's names in its release: the preferred name and the inclusion
-        terms (I50.9 *Heart failure, unspecified* is also "Congestive heart failure NOS")."""
+    def _release_names(self, row: int) -> list[str]:
+        """A concept's names in its release: the preferred name and the inclusion terms (I50.9
+        *Heart failure, unspecified* is also "Congestive heart failure NOS")."""
         bundle = self.bundle
-        texts = [bundle.label_text[i] or "" for i in bundle.concept_labels(row) if bundle.label_knowledge[i] is None]
-        return frozenset(tokens(" ".join(texts)))
+        return [bundle.label_text[i] or "" for i in bundle.concept_labels(row) if bundle.label_knowledge[i] is None]
+
+    def _release_tokens(self, row: int) -> frozenset[str]:
+        """The words of a concept's names in its release (:meth:`_release_names`)."""
+        return frozenset(tokens(" ".join(self._release_names(row))))
 
     def _inherited(self, child: int, top: int) -> frozenset[str]:
         """The words of the release's names of ``child``'s ancestors below ``top``: an inclusion term
@@ -144,9 +147,7 @@ class Descent:
         for index, child in enumerate(below.tolist()):
             for text in {fold(self.bundle.label_text[i] or "").strip() for i in self.bundle.concept_labels(child)}:
                 carried.setdefault(text, []).append(index)
-            labels = self.bundle.concept_labels(child)
-            release = [self.bundle.label_text[i] or "" for i in labels if self.bundle.label_knowledge[i] is None]
-            named_default.append(any(label_key(text) == category for text in release))
+            named_default.append(any(label_key(text) == category for text in self._release_names(child)))
             named, words = self.details(child), self._tokens(child)
             kind.append(kinds.setdefault(replace(named, said=frozenset()), len(kinds)))  # what agreement() reads
             negated_only = named.negated - named.said  # "not intractable, without status migrainosus"
