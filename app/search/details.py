@@ -1,5 +1,5 @@
 """Detail agreement: what a query states (side, encounter, numbers as type, stage, grade or
-weeks, with or without) against what a concept's name carries.
+weeks, severity, with or without, history) against what a concept's name carries.
 
 A coder records the code that carries exactly the details the query states: "fracture of right
 femoral neck, initial encounter" is S72.001A, not the sequela code nor the left one, and "DVT of
@@ -26,6 +26,8 @@ _ENCOUNTER = (
     ("initial", re.compile(r"\b(?:initial|first (?:visit|encounter|presentation)|new injury|acute injury|ed visit)\b")),
 )
 _NUMBER = re.compile(r"\b(\d{1,2}[a-z]?)\b")
+# Severity grades, compared as numbers are ("bipolar I, manic, severe": F31.13 "..., severe", not "..., mild").
+_SEVERITY = re.compile(r"\b(mild|moderate|severe|profound)\b")
 # A range a name states ("stage 1 through stage 4 chronic kidney disease"): each number in it.
 _RANGE = re.compile(r"\b(\d)\s+through\s+(?:stage\s+)?(\d)\b")
 _WITHOUT = re.compile(r"\b(?:without|w/o|with no)\b")
@@ -49,22 +51,34 @@ _NOT_A_NEGATION = re.compile(r"\bnot (?:elsewhere classified|otherwise specified
 _JOINING = frozenset({"nor"})  # "neither coma nor ketoacidosis": a word of the span, not a qualifier
 _QUALIFIER = re.compile(r"(?:\bwith\b|,)((?:(?!\b(?:with|without)\b)[^,;])*)")
 _OPEN = re.compile(r"\b(?:open|compound)\b(?=.*\b(?:fracture|fx)\b)")
-_FAMILY = re.compile(r"\b(?:family (?:history|hx)|fhx|fam hx)\b")
-_HISTORY = re.compile(r"\b(?:history|hx)\b|\bh/o\b")
+_FAMILY = re.compile(r"\b(?:family (?:history|hx)|fhx|fam hx|history,\s*family)\b")  # and a coder's inverted "history, family"
+# A history: said so, or in the past tense of a patient ("I had", "I've had", "as a child") or a note
+# ("prior", "former smoker").
+_HISTORY = re.compile(
+    r"\b(?:history|hx|had|previous|previously|prior|past|former|formerly|used to|years ago)\b|\bh/o\b"
+    r"|\b(?:as an? (?:child|kid|baby|teen|teenager)|in childhood)\b"
+)
+# The side a hemiplegia or monoplegia affects as dominant or not; ICD-10-CM's default when a note
+# does not say: the right side dominant, the left non-dominant.
+_DOMINANCE = re.compile(r"\b(non-?)?dominant\b")
+_DEFAULT_DOMINANCE = {"right": "dominant", "left": "nondominant"}
 _NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not displaced)\b")
 
 # The columns detail agreement adds to the features (each 0 or 1).
 DETAIL_FEATURES = (
     "side_agree",  # the query states a side and the name carries it
-    "side_conflict",  # the query states a side and the name carries another, or "unspecified side"
+    "side_conflict",  # the query states a side and the name carries another, or "unspecified side", or
+    # the other dominance than the query states
     "encounter_agree",  # the encounter the query states (else initial) is the name's
     "encounter_conflict",  # the name's encounter is another than the query states
     "number_agree",  # a number of the query (type, stage, grade, weeks) is in the name
     "number_conflict",  # the query and the name both state numbers and share none
     "with_conflict",  # the query says without and the name with, or the other way round; or one says
-    # family history and the other a (personal) history: a qualifier that turns the meaning over
+    # family history and the other a (personal) history, or the query a family history and the name
+    # none: a qualifier that turns the meaning over
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
-    # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced)
+    # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced), a
+    # history (a condition not said to be past is present), the dominance a side does not default to
     "billable",  # a code to record (a leaf)
 )
 
@@ -80,6 +94,7 @@ class Details:
     open_: bool  # an open (compound) fracture
     nondisplaced: bool
     history: str | None = None  # "family" or "personal" (a history not said to be the family's)
+    dominance: str | None = None  # "dominant" or "nondominant" (the side a hemiplegia affects)
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
@@ -97,12 +112,13 @@ class Details:
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),
             encounter,
-            frozenset(_NUMBER.findall(folded)) | _ranged(folded),
+            frozenset(_NUMBER.findall(folded)) | _ranged(folded) | frozenset(_SEVERITY.findall(folded)),
             bool(_WITHOUT.search(folded)),
             bool(_WITH.search(folded)),
             bool(_OPEN.search(folded)),
             bool(_NONDISPLACED.search(folded)),
-            "family" if _FAMILY.search(folded) else "personal" if _HISTORY.search(folded) else None,
+            _history(unnegated),  # "no family history" states none
+            _dominance(folded),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             frozenset(tokens(unnegated)),
@@ -114,10 +130,23 @@ def _ranged(text: str) -> frozenset[str]:
     return frozenset(str(n) for low, high in _RANGE.findall(text) for n in range(int(low), int(high) + 1))
 
 
+def _history(text: str) -> str | None:
+    return "family" if _FAMILY.search(text) else "personal" if _HISTORY.search(text) else None
+
+
+def _dominance(text: str) -> str | None:
+    found = _DOMINANCE.search(text)
+    return None if found is None else "nondominant" if found.group(1) else "dominant"
+
+
 def agreement(query: Details, name: Details, billable: bool | None) -> tuple[float, ...]:
     """The :data:`DETAIL_FEATURES` of a concept's name for a query."""
     side_agree = bool(query.sides & name.sides)
-    side_conflict = bool(query.sides) and not side_agree and (bool(name.sides) or name.unspecified_side)
+    stated_dominance = query.dominance is not None and name.dominance is not None and query.dominance != name.dominance
+    side_conflict = (bool(query.sides) and not side_agree and (bool(name.sides) or name.unspecified_side)) or stated_dominance
+    default_dominance = next(
+        (_DEFAULT_DOMINANCE[side] for side in sorted(name.sides & query.sides) if side in _DEFAULT_DOMINANCE), None
+    )
     stated = query.encounter or "initial"  # a coder's default for an injury
     encounter_agree = name.encounter is not None and name.encounter == stated
     encounter_conflict = name.encounter is not None and name.encounter != stated
@@ -129,8 +158,14 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or bool(query.negated & name.stated)  # "no coma" against "... with coma"
         or bool(query.said & name.negated)  # "migraine with aura" against "Migraine without aura"
         or (query.history is not None and name.history is not None and query.history != name.history)
+        or (query.history == "family" and name.history != "family")  # a relative's condition is not the patient's
     )
-    default_conflict = (name.open_ and not query.open_) or (name.nondisplaced and not query.nondisplaced)
+    default_conflict = (
+        (name.open_ and not query.open_)
+        or (name.nondisplaced and not query.nondisplaced)
+        or (name.history is not None and query.history is None)
+        or (query.dominance is None and name.dominance is not None and default_dominance not in (None, name.dominance))
+    )
     return tuple(
         float(v)
         for v in (

@@ -157,3 +157,68 @@ def test_billable() -> None:
 )
 def test_family_history_against_a_personal_one_turns_the_meaning_over(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["with_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("I've got a kidney stone", "Personal history of urinary calculi", 1.0),  # present unless said past
+        ("I've had kidney stones", "Personal history of urinary calculi", 0.0),
+        ("treated for leukemia as a child", "Personal history of leukemia", 0.0),
+        ("former smoker", "Personal history of nicotine dependence", 0.0),
+        ("colon cancer", "Family history of malignant neoplasm of digestive organs", 1.0),
+        ("kidney stone", "Calculus of kidney", 0.0),
+    ],
+)
+def test_a_history_is_coded_only_when_said(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["default_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("history, family, colon cancer", "Malignant neoplasm of colon, unspecified", 1.0),  # a coder's inverted form
+        ("family history of colon cancer", "Family history of malignant neoplasm of digestive organs", 0.0),
+        ("sporadic case, no family history", "Sporadic", 0.0),  # a negated family history states none
+    ],
+)
+def test_a_relatives_condition_is_not_the_patients(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
+
+
+RIGHT_DOMINANT = "Hemiplegia and hemiparesis following cerebral infarction affecting right dominant side"
+RIGHT_NONDOMINANT = "Hemiplegia and hemiparesis following cerebral infarction affecting right non-dominant side"
+LEFT_DOMINANT = "Hemiplegia and hemiparesis following cerebral infarction affecting left dominant side"
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "default", "side"),
+    [
+        ("old CVA with residual right hemiparesis", RIGHT_DOMINANT, 0.0, 0.0),  # the right side defaults to dominant
+        ("old CVA with residual right hemiparesis", RIGHT_NONDOMINANT, 1.0, 0.0),
+        ("left hemiparesis after stroke", LEFT_DOMINANT, 1.0, 0.0),  # the left to non-dominant
+        ("right nondominant hemiparesis after stroke", RIGHT_DOMINANT, 0.0, 1.0),  # said: another conflicts
+        ("right non-dominant hemiparesis after stroke", RIGHT_NONDOMINANT, 0.0, 0.0),
+    ],
+)
+def test_dominance_said_or_by_icd10cm_default(query: str, name: str, default: float, side: float) -> None:
+    found = _features(query, name)
+    assert (found["default_conflict"], found["side_conflict"]) == (default, side)
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "agree", "conflict"),
+    [
+        (
+            "bipolar I, currently manic, severe, no psychosis",
+            "Bipolar disorder, current episode manic without psychotic features, severe",
+            1.0,
+            0.0,
+        ),
+        ("mild hyperemesis gravidarum", "Hyperemesis gravidarum with metabolic disturbance", 0.0, 0.0),
+        ("moderate persistent asthma", "Severe persistent asthma, uncomplicated", 0.0, 1.0),
+    ],
+)
+def test_severity_is_compared_as_a_grade(query: str, name: str, agree: float, conflict: float) -> None:
+    found = _features(query, name)
+    assert (found["number_agree"], found["number_conflict"]) == (agree, conflict)
