@@ -171,6 +171,9 @@ def test_the_readme_search_example_is_what_the_service_answers(client: TestClien
         ("MR, IQ 50", "icd10cm", ("F7",), "'MR' as 'intellectual disability'"),
         ("AD on donepezil", "icd10cm", ("G30",), "'AD' as 'Alzheimer's disease'"),
         ("AD flare in elbow creases", "icd10cm", ("L20",), "'AD' as 'atopic dermatitis'"),
+        # a meaning the cues select, though it names no concept, before the one the labels hold
+        ("STEMI of the LAD territory", "icd10cm", ("I21.02",), "'LAD' as 'left anterior descending coronary artery'"),
+        ("cervical LAD", "icd10cm", ("R59",), "'LAD' as 'lymphadenopathy'"),
         ("he is very tall", "hpo", ("HP:0000098",), "'he is' left out"),
         ("cellulitis LLE", "icd10cm", ("L03.116",), "'LLE' as 'left lower extremity'"),
         ("lung ca LUL", "icd10cm", ("C34.12",), "'LUL' as 'left upper lobe'"),

@@ -118,10 +118,10 @@ class QueryRewriter:
     def expand(self, reading: grammar.Reading) -> None:
         """Write out each abbreviation among the reading's other words ("old MI" → "old myocardial
         infarction"), when it is written in capitals as the abbreviation table has it or no other
-        label uses it as a word, and it has one meaning
-        (in every loaded system) or the other words select one by the table's context ("AD on
-        donepezil": Alzheimer's disease); an ordinary word too ("he", "all") only where it is
-        written in capitals."""
+        label uses it as a word, and the other words select one of its meanings by the table's
+        context ("AD on donepezil": Alzheimer's disease; "STEMI of the LAD": the artery, a meaning
+        that names no concept) or it has one meaning (in every loaded system); an ordinary word too
+        ("he", "all") only where it is written in capitals."""
         typed = WORD.findall(reading.text)
         if len([word for word in typed if fold(word) not in STOP_WORDS]) < 2:
             return
@@ -132,7 +132,7 @@ class QueryRewriter:
                 continue
             if not (capitals and folded in self.senses or self._is_abbreviation(folded)):
                 continue
-            written = self._abbreviation(folded) or self._in_context(folded, reading.text)
+            written = self._in_context(folded, reading.text) or self._abbreviation(folded)
             if written is not None:
                 reading.text = replace_word(reading.text, folded, written)
                 reading.said.append(f"'{word}' as '{written}'")
