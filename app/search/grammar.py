@@ -33,7 +33,10 @@ the rules in its ``why``. In order:
   → "acquired absence of" the organ; an amputation → "acquired absence of" the part; a
   transplant → its "transplant status"; a joint replacement → "presence of artificial ... joint";
   "on home O2" → "dependence on supplemental oxygen"; "on dialysis"; "on warfarin" → "long term
-  (current) use of anticoagulants". Elsewhere (HPO) the prefix is left out and the finding kept.
+  (current) use of anticoagulants". Elsewhere (HPO) the prefix is left out and the finding kept;
+- **ruled out**: where no terminology in scope codes "without" (HPO), a finding negated after what
+  the query states is left out ("bilat epicanthic folds, no telecanthus" → "bilateral epicanthic
+  folds"); ICD-10-CM's "without" qualifiers read it (:mod:`app.search.details`).
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ class Reading:
         """Apply one rewrite everywhere it matches, noting each change ("'w/o' as 'without'")."""
 
         def one(match: re.Match[str]) -> str:
-            written, out = match.group(0).strip(), (replace(match) if callable(replace) else match.expand(replace))
+            written, out = match.group(0).strip(" ,;"), (replace(match) if callable(replace) else match.expand(replace))
             if out.strip().lower() != written.lower():
                 self.said.append(f"'{written}' as '{out.strip()}'" if out.strip() else f"'{written}' left out")
             return out
@@ -298,6 +301,9 @@ _AMPUTATION = re.compile(
     r"^(?:status post\s+)?(?:(.+?)\s+amputation|amputation of (?:the\s+)?(.+)|(.+?)\s+amputee|amputated\s+(.+))$", re.IGNORECASE
 )
 _STATUS_POST = re.compile(r"^status post\s+(.+)$", re.IGNORECASE)
+# A finding a note rules out after what it states ("bilat epicanthic folds, no telecanthus"): a
+# terminology without "without" qualifiers (HPO) searches what is stated.
+NEGATED_CLAUSE = re.compile(r"\s*[,;]\s*(?:no|not|without|denies|negative for|neg for)\b[^,;]*", re.IGNORECASE)
 _HISTORY = re.compile(r"^(family\s+)?history of\s+(.+)$", re.IGNORECASE)
 _REPLACED = re.compile(
     r"\b(?:(knee|hip|shoulder|elbow|ankle)\s+(?:replacement|arthroplasty)|(t|total\s+)?(k|h)a)\b", re.IGNORECASE
@@ -382,9 +388,11 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     elif OBSTETRIC.search(reading.text):
         reading.sub(WEEKS, _weeks)
     reading.sub(TRIMESTER, lambda m: f"{_ORDINAL.get(m.group(1).lower(), m.group(1).lower())} trimester")
+    coded = bool(systems & STATUS_SYSTEMS)  # a terminology in scope codes metastases, history, status and absence
+    if not coded:
+        reading.sub(NEGATED_CLAUSE, "")
     reading.text = re.sub(r"\s+", " ", reading.text).strip(" ,;")
     expand(reading)
-    coded = bool(systems & STATUS_SYSTEMS)  # a terminology in scope codes metastases, history and status
     if coded:
         reading.sub(METASTASIS, _metastasis)
     if (status := _status(reading.text, coded)) is not None and status[0] != reading.text:

@@ -214,3 +214,22 @@ def test_metastases_read_as_the_site_they_reached_where_icd10cm_codes_them(query
 
 def test_a_query_the_grammar_does_not_touch_says_nothing() -> None:
     assert grammar.read("short stature since birth", ICD) == grammar.Reading("short stature since birth", [])
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "said"),
+    [
+        (
+            "bilat epicanthic folds, no telecanthus",
+            "bilateral epicanthic folds",
+            ["'bilat' as 'bilateral'", "'no telecanthus' left out"],
+        ),
+        ("sporadic case; no family history", "sporadic case", ["'no family history' left out"]),
+        ("no eyebrows", "no eyebrows", []),  # the finding itself: an absence
+    ],
+)
+def test_a_finding_ruled_out_after_what_is_stated_is_left_out_where_none_codes_without(
+    query: str, text: str, said: list[str]
+) -> None:
+    assert grammar.read(query, HPO) == grammar.Reading(text, said)
+    assert grammar.read(query, ICD).text == query.replace("bilat", "bilateral")  # ICD-10-CM reads it as "without"
