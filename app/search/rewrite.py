@@ -57,8 +57,11 @@ class QueryRewriter:
     def vocabulary(self) -> Vocabulary:
         return self.bundle.vocabulary
 
-    def rewrites(self, query: str, scope: Scope, reading: grammar.Reading) -> list[tuple[str, str]]:
-        """(text, why) of what users taught ``query`` means, the bridges, the grammar's ``reading``
+    def rewrites(
+        self, query: str, scope: Scope, reading: grammar.Reading, correction: str | None = None
+    ) -> list[tuple[str, str]]:
+        """(text, why) of what users taught ``query`` means, the bridges of ``query`` and of its
+        spelling ``correction`` ("epilepsey" as "epilepsy" is), the grammar's ``reading``
         (:meth:`read`) and lay wordings of ``query``, none saying what the query says or what an
         earlier one said."""
         said = {label_key(query)}
@@ -66,6 +69,7 @@ class QueryRewriter:
         for text, via in (
             *self.learned(query, scope),
             *self.bridges(query, scope),
+            *(self.bridges(correction, scope) if correction else ()),
             *([(reading.text, f"read as '{reading.text}': {', '.join(reading.said)}")] if reading.said else []),
             *((text, f"lay wording read as '{text}'") for text in lay.rewrites(query)),
         ):

@@ -177,7 +177,7 @@ class SearchService:
         for query, correction, reading, texts in zip(queries, corrections, readings, asked, strict=True):
             if correction and mode is not Mode.LEXICAL:
                 texts.append(ask(correction, search(correction), corrected=True))
-            for text, via in self.rewriter.rewrites(query, scope, reading) if bridging else ():
+            for text, via in self.rewriter.rewrites(query, scope, reading, correction) if bridging else ():
                 texts.append(ask(text, search(text), corrected=True, via=via))
         rankings = []
         threshold = Threshold(min_confidence, spare_whole_words)

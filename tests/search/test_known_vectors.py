@@ -54,3 +54,11 @@ def test_a_bridge_through_another_system_costs_no_encoding(service: SearchServic
     bridged = service.rank("Fast heart rate", Scope(("toyicd",)), 3)
     assert encoder.texts == []
     assert any("via TOY T:2 Tachycardia" in (row.via or "") for row in bridged.rows)
+
+
+def test_a_misspelled_query_bridges_as_its_correction_would(service: SearchService) -> None:
+    """'Fast haert rate' is corrected to 'Fast heart rate', HPO's name of Tachycardia: searched in
+    ICD-10-CM, it goes through Tachycardia as the correction would."""
+    ranking = service.rank("Fast haert rate", Scope(("toyicd",)), 3)
+    assert ranking.suggestion == "Fast heart rate"
+    assert any("via TOY T:2 Tachycardia" in (row.via or "") for row in ranking.rows)
