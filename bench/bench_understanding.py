@@ -143,7 +143,10 @@ def evaluate(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--set", choices=sorted(SETS), default="a", help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c, d, e: development"
+        "--set",
+        choices=sorted(SETS),
+        default="a",
+        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c, d, e: development",
     )
     parser.add_argument("--system", choices=sorted(SETS["a"]), action="append")
     parser.add_argument("--quick", action="store_true", help="the served configuration only")
