@@ -23,6 +23,7 @@ from playwright.sync_api import Page, expect
 from app.main import create_app
 from app.settings import Settings
 from indexer.encoders import FakeEncoder
+from indexer.knowledge.term_tables import ABBREVIATIONS
 from indexer.pipeline import build_bundle
 from indexer.store import StoreReader
 
@@ -83,7 +84,9 @@ def test_search_open_walk_up_and_down_and_follow_a_mapping(
     # 2. Designations with their types and origins; a shareable link.
     table = page.locator("#designations")
     expect(table.locator("tr", has_text=walk.lay)).to_contain_text("layperson")
-    expect(table.locator("tr", has=page.locator("td", has_text=re.compile(r"^tachy$")))).to_contain_text("abbreviation table v4, line")
+    expect(table.locator("tr", has=page.locator("td", has_text=re.compile(r"^tachy$")))).to_contain_text(
+        f"abbreviation table v{ABBREVIATIONS.version}, line"
+    )
     shot("2-concept")
 
     # 3. Up the breadcrumbs to the root, one level at a time.
@@ -100,7 +103,9 @@ def test_search_open_walk_up_and_down_and_follow_a_mapping(
     first.locator("summary").click(position={"x": 2, "y": 2})
     expect(first.locator("ul.tree li").first).to_be_visible()
     for display in reversed(path[1:]):
-        page.locator("#children > ul.tree > li").filter(has=page.get_by_role("link", name=display, exact=True)).get_by_role("link", name=display, exact=True).click()
+        page.locator("#children > ul.tree > li").filter(has=page.get_by_role("link", name=display, exact=True)).get_by_role(
+            "link", name=display, exact=True
+        ).click()
         expect(page.locator("h1")).to_have_text(display)
     page.locator("#children").get_by_role("link", name=walk.sibling, exact=True).click()
     expect(page.locator("h1")).to_have_text(walk.sibling)

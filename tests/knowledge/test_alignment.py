@@ -13,6 +13,7 @@ from app.main import create_app
 from app.settings import Settings
 from indexer.bundle import Bundle, current_bundle
 from indexer.encoders import FakeEncoder
+from indexer.knowledge.term_tables import ABBREVIATIONS
 from indexer.lexical.normalise import label_key
 from indexer.pipeline import build_bundle
 from indexer.store import StoreReader
@@ -82,24 +83,32 @@ def test_concepts_and_lookup_list_lent_names_with_their_origin(client: TestClien
     synonyms = client.get("/concepts/toyicd/R00.0").json()["synonyms"]
     lent = next(s for s in synonyms if s["text"] == "Fast heart rate")
     assert lent == {
-        "text": "Fast heart rate", "use": "synonym", "language": "en", "scope": "EXACT", "type": "layperson",
-        "kind": "layperson", "origin": "via TOY T:2 Tachycardia (label alignment 1.00)", "knowledge": "alignments",
+        "text": "Fast heart rate",
+        "use": "synonym",
+        "language": "en",
+        "scope": "EXACT",
+        "type": "layperson",
+        "kind": "layperson",
+        "origin": "via TOY T:2 Tachycardia (label alignment 1.00)",
+        "knowledge": "alignments",
     }
     params = {"system": "http://example.org/toyicd", "code": "I10"}
     plain = client.get("/fhir/CodeSystem/$lookup", params=params).json()  # a supplement's designations when asked
     assert not any({"name": "value", "valueString": "HTN"} in p["part"] for p in plain["parameter"] if p["name"] == "designation")
     supplement = {"useSupplement": "urn:termsearch:supplement:abbreviations"}
     body = client.get("/fhir/CodeSystem/$lookup", params=params | supplement).json()
-    htn = next(p for p in body["parameter"] if p["name"] == "designation" and {"name": "value", "valueString": "HTN"} in p["part"])
+    htn = next(
+        p for p in body["parameter"] if p["name"] == "designation" and {"name": "value", "valueString": "HTN"} in p["part"]
+    )
     extensions = {e["url"].rsplit("-", 1)[1]: e for e in htn["extension"]}
     assert extensions["type"] == {"url": "urn:termsearch:fhir:designation-type", "valueCode": "abbreviation"}
     assert extensions["source"]["valueCode"] == "abbreviations"
-    assert extensions["origin"]["valueString"].startswith("abbreviation table v4, line ")
+    assert extensions["origin"]["valueString"].startswith(f"abbreviation table v{ABBREVIATIONS.version}, line ")
     get_fhir_model_class("Parameters").model_validate(body)
 
 
 def test_a_name_of_another_terminology_bridges_to_its_concept(settings: Settings, toy_reader: StoreReader) -> None:
-    """"Fast heart rate" is no label of toyicd (no alignment lends it here): it is toy's layperson
+    """ "Fast heart rate" is no label of toyicd (no alignment lends it here): it is toy's layperson
     name of Tachycardia, so the search goes through that concept's name, and the row says so."""
     settings.knowledge.alignments = False
     build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
@@ -116,17 +125,29 @@ def test_a_name_of_another_terminology_bridges_to_its_concept(settings: Settings
 
 def test_alignments_are_offered_as_mappings_with_their_evidence(client: TestClient) -> None:
     similar = client.get("/concepts/toy/T:2/similar", params={"target_system": "toyicd", "k": 3}).json()
-    assert similar["alignments"] == [{
-        "system": "toyicd", "code": "R00.0", "display": "Tachycardia, unspecified", "score": 1.0,
-        "method": "label", "evidence": "'Tachycardia' = 'Tachycardia, unspecified'",
-    }]
-    body = client.get("/fhir/ConceptMap/$translate", params={
-        "system": "http://example.org/toy", "code": "T:2", "targetsystem": "http://example.org/toyicd",
-    }).json()
+    assert similar["alignments"] == [
+        {
+            "system": "toyicd",
+            "code": "R00.0",
+            "display": "Tachycardia, unspecified",
+            "score": 1.0,
+            "method": "label",
+            "evidence": "'Tachycardia' = 'Tachycardia, unspecified'",
+        }
+    ]
+    body = client.get(
+        "/fhir/ConceptMap/$translate",
+        params={
+            "system": "http://example.org/toy",
+            "code": "T:2",
+            "targetsystem": "http://example.org/toyicd",
+        },
+    ).json()
     first = next(p for p in body["parameter"] if p["name"] == "match")
     assert first["part"][0] == {"name": "equivalence", "valueCode": "equivalent"}
     assert first["part"][1]["valueCoding"]["code"] == "R00.0"
     assert first["extension"][1] == {
-        "url": "urn:termsearch:fhir:alignment-evidence", "valueString": "label alignment: 'Tachycardia' = 'Tachycardia, unspecified'",
+        "url": "urn:termsearch:fhir:alignment-evidence",
+        "valueString": "label alignment: 'Tachycardia' = 'Tachycardia, unspecified'",
     }
     get_fhir_model_class("Parameters").model_validate(body)
