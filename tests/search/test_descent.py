@@ -169,12 +169,13 @@ def test_an_unsaid_other_weighs_as_a_default_not_as_a_site_or_kind_the_query_doe
 
 def test_a_code_carrying_the_text_that_found_its_category_is_chosen_unless_a_stated_detail_says_otherwise() -> None:
     breathing = _descent(
-        {0: "Abnormalities of breathing", 1: "Shortness of breath", 2: "Unspecified abnormalities of breathing"},
+        {0: "Abnormalities of breathing", 1: "Shortness of breath on exertion", 2: "Unspecified abnormalities of breathing"},
         {0: ["SOB"], 1: ["SOB"]},
     )
     every = np.ones(3, dtype=bool)
     sob = breathing.bundle.label_text.index("SOB")  # the category's label "SOB"
-    assert breathing.code(0, Details.of("SOB"), frozenset(tokens("SOB")), every) == 2  # by its name alone
+    # By its names alone, code 1's "SOB" (a word said) weighs as its two words the query does not say.
+    assert breathing.code(0, Details.of("SOB"), frozenset(tokens("SOB")), every) == 2
     assert breathing.code(0, Details.of("SOB"), frozenset(tokens("SOB")), every, sob) == 1
     veins = _descent(
         {0: "Thrombosis of deep veins of lower extremity", 1: "Thrombosis of deep veins of left lower extremity",
@@ -269,3 +270,15 @@ def test_the_other_code_stays_first_when_the_query_says_what_other_is_for_or_the
     assert _order(_sprains(), "sprain of other ligament of right ankle", rows) == kept  # "other" said
     assert _order(_sprains(margin=0.01), "sprained right ankle, initial encounter", rows) == kept
     assert _order(_sprains(margin=0.0), "sprained right ankle, initial encounter", rows) == kept  # off
+
+
+def test_a_word_said_outweighs_two_words_a_code_adds_unsaid() -> None:
+    embolism = _descent({
+        0: "Pulmonary embolism without acute cor pulmonale",
+        1: "Saddle embolus of pulmonary artery without acute cor pulmonale",
+        2: "Other pulmonary embolism without acute cor pulmonale",
+    })  # fmt: skip
+    said = "embolism, pulmonary, saddle, no cor pulmonale"
+    assert embolism.code(0, Details.of(said), frozenset(tokens(said)), np.ones(3, dtype=bool)) == 1
+    said = "pulmonary embolism, no cor pulmonale"  # nothing selects: the "other" code adds least
+    assert embolism.code(0, Details.of(said), frozenset(tokens(said)), np.ones(3, dtype=bool)) == 2
