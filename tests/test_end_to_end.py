@@ -181,6 +181,7 @@ def test_the_readme_search_example_is_what_the_service_answers(client: TestClien
         ("asthma w/ AE", "icd10cm", ("J45.901",), "'AE' as 'acute exacerbation'"),
         ("h/o breast ca", "icd10cm", ("Z85.3",), "'breast ca' as 'breast cancer'"),
         ("hx of stroke 2018", "icd10cm", ("Z86.73",), "'2018' left out"),  # a personal history, not the family's
+        ("h/o NSTEMI", "icd10cm", ("I25.2",), "as 'old myocardial infarction'"),  # ICD-10-CM's index: not a Z code
         ("FHx of colon cancer", "icd10cm", ("Z80.0",), "'FHx of' as 'family history of'"),
     ],
 )

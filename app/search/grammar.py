@@ -29,7 +29,8 @@ the rules in its ``why``. In order:
 - **metastases**, only where the scope holds ICD-10-CM (which codes them at the site they reached,
   C77-C79): "metastatic to X", "mets to X", "X mets" → "secondary malignant neoplasm of X";
 - **history and status**, only where the scope holds a terminology that codes them (ICD-10-CM's
-  Z85-Z87, Z89-Z99, Z79): "history of X" → "personal history of X"; "status post" an "-ectomy"
+  Z85-Z87, Z89-Z99, Z79): "history of X" → "personal history of X" (a past myocardial infarction →
+  "old myocardial infarction", I25.2, as ICD-10-CM's index has it); "status post" an "-ectomy"
   → "acquired absence of" the organ; an amputation → "acquired absence of" the part; a
   transplant → its "transplant status"; a joint replacement → "presence of artificial ... joint";
   "on home O2" → "dependence on supplemental oxygen"; "on dialysis"; "on warfarin" → "long term
@@ -309,6 +310,12 @@ _REPLACED = re.compile(
     r"\b(?:(knee|hip|shoulder|elbow|ankle)\s+(?:replacement|arthroplasty)|(t|total\s+)?(k|h)a)\b", re.IGNORECASE
 )
 _TRANSPLANT = re.compile(r"^(.+?)\s+(?:transplant|transplantation|tx)$", re.IGNORECASE)
+# A past myocardial infarction is ICD-10-CM's I25.2 *Old myocardial infarction* (its index: "History,
+# personal, myocardial infarction (old)"), not a Z code of personal history.
+_INFARCTION = re.compile(
+    r"^(?:an?\s+)?(?:(?:acute|non-?)?\s*(?:st elevation\s+)?(?:\(n?stemi\)\s+)?myocardial infarction|mi|n?stemi|heart attack)$",
+    re.IGNORECASE,
+)
 
 
 def _status(text: str, coded: bool) -> tuple[str, str] | None:
@@ -345,15 +352,20 @@ def _status(text: str, coded: bool) -> tuple[str, str] | None:
                 sided = side and organ == "breast and nipple"
                 wording = f"acquired absence of {side + ' ' if sided else ''}{organ}"
                 return wording, f"'{text}' as '{wording}'"
-        wording = f"personal history of {done}"
+        wording = _personal_history(done)
         return wording, f"'{text}' as '{wording}'"
     if history := _HISTORY.match(text):
         family, finding = history.groups()
         if not coded:
             return finding, f"'{'family ' if family else ''}history of' left out"
-        wording = f"{'family' if family else 'personal'} history of {finding}"
+        wording = f"family history of {finding}" if family else _personal_history(finding)
         return wording, f"'{text}' as '{wording}'"
     return None
+
+
+def _personal_history(finding: str) -> str:
+    """The terminology's wording of a past ``finding``."""
+    return "old myocardial infarction" if _INFARCTION.match(finding.strip()) else f"personal history of {finding}"
 
 
 def _subject(match: re.Match[str]) -> str:

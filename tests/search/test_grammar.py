@@ -152,7 +152,9 @@ def test_numbers_levels_and_pregnancy(query: str, text: str) -> None:
             "acquired absence of right breast and nipple",
             "'status post right mastectomy' as 'acquired absence of right breast and nipple'",
         ),
-        ("s/p MI", "personal history of MI", "'status post MI' as 'personal history of MI'"),
+        ("s/p MI", "old myocardial infarction", "'status post MI' as 'old myocardial infarction'"),  # I25.2
+        ("hx of heart attack 2019", "old myocardial infarction", "'history of heart attack' as 'old myocardial infarction'"),
+        ("FHx of MI", "family history of MI", "'FHx of' as 'family history of'"),  # a relative's: no old MI
     ],
 )
 def test_history_and_status_where_the_terminology_codes_them(query: str, text: str, last: str) -> None:
