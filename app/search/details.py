@@ -62,6 +62,10 @@ _HISTORY = re.compile(
 # does not say: the right side dominant, the left non-dominant.
 _DOMINANCE = re.compile(r"\b(non-?)?dominant\b")
 _DEFAULT_DOMINANCE = {"right": "dominant", "left": "nondominant"}
+# ICD-10-CM's codes "in diseases classified elsewhere" (a manifestation: code first the disease) and
+# "as the cause of diseases classified elsewhere" (an organism beside the disease it caused): never
+# the code a query names first ("pyelonephritis" is N12, not N16; "UTI 2/2 E. coli" N39.0, not B96.20).
+_ELSEWHERE = re.compile(r"\bclassified elsewhere\b")
 _NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not displaced)\b")
 
 # The columns detail agreement adds to the features (each 0 or 1).
@@ -78,7 +82,8 @@ DETAIL_FEATURES = (
     # none: a qualifier that turns the meaning over
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
     # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced), a
-    # history (a condition not said to be past is present), the dominance a side does not default to
+    # history (a condition not said to be past is present), the dominance a side does not default to,
+    # a code listed only beside another ("... classified elsewhere")
     "billable",  # a code to record (a leaf)
 )
 
@@ -95,6 +100,7 @@ class Details:
     nondisplaced: bool
     history: str | None = None  # "family" or "personal" (a history not said to be the family's)
     dominance: str | None = None  # "dominant" or "nondominant" (the side a hemiplegia affects)
+    elsewhere: bool = False  # a code only listed beside another ("... in diseases classified elsewhere")
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
@@ -119,6 +125,7 @@ class Details:
             bool(_NONDISPLACED.search(folded)),
             _history(unnegated),  # "no family history" states none
             _dominance(folded),
+            bool(_ELSEWHERE.search(folded)),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             frozenset(tokens(unnegated)),
@@ -165,6 +172,7 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or (name.nondisplaced and not query.nondisplaced)
         or (name.history is not None and query.history is None)
         or (query.dominance is None and name.dominance is not None and default_dominance not in (None, name.dominance))
+        or (name.elsewhere and not query.elsewhere)
     )
     return tuple(
         float(v)

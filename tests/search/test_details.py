@@ -222,3 +222,16 @@ def test_dominance_said_or_by_icd10cm_default(query: str, name: str, default: fl
 def test_severity_is_compared_as_a_grade(query: str, name: str, agree: float, conflict: float) -> None:
     found = _features(query, name)
     assert (found["number_agree"], found["number_conflict"]) == (agree, conflict)
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("pyelonephritis", "Renal tubulo-interstitial disorders in diseases classified elsewhere", 1.0),  # code first the disease
+        ("UTI due to E. coli", "Unspecified Escherichia coli [E. coli] as the cause of diseases classified elsewhere", 1.0),
+        ("arthropathy in diseases classified elsewhere", "Arthropathy in diseases classified elsewhere", 0.0),  # said
+        ("fibrosis of lung", "Other interstitial pulmonary diseases with fibrosis, not elsewhere classified", 0.0),  # NEC
+    ],
+)
+def test_a_code_listed_only_beside_another_is_never_named_first(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["default_conflict"] == conflict
