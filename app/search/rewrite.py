@@ -61,7 +61,8 @@ class QueryRewriter:
         self, query: str, scope: Scope, reading: grammar.Reading, correction: str | None = None
     ) -> list[tuple[str, str]]:
         """(text, why) of what users taught ``query`` means, the bridges of ``query`` and of its
-        spelling ``correction`` ("epilepsey" as "epilepsy" is), the grammar's ``reading``
+        spelling ``correction`` ("epilepsey" as "epilepsy" is) unless that is the name of a concept
+        searched (the correction finds it: "Concomitant strabisnus"), the grammar's ``reading``
         (:meth:`read`) and lay wordings of ``query``, none saying what the query says or what an
         earlier one said."""
         said = {label_key(query)}
@@ -69,7 +70,7 @@ class QueryRewriter:
         for text, via in (
             *self.learned(query, scope),
             *self.bridges(query, scope),
-            *(self.bridges(correction, scope) if correction else ()),
+            *(self.bridges(correction, scope) if correction and not self._is_display_in(correction, scope) else ()),
             *([(reading.text, f"read as '{reading.text}': {', '.join(reading.said)}")] if reading.said else []),
             *((text, f"lay wording read as '{text}'") for text in lay.rewrites(query)),
         ):
@@ -95,6 +96,17 @@ class QueryRewriter:
             concept = self.bundle.concepts[taught.row]
             out.append((concept.display, f"{taught.origin}: '{taught.text}' is {concept.system.upper()} {concept.code}"))
         return out
+
+    def _is_display_in(self, text: str, scope: Scope) -> bool:
+        """Whether ``text`` is the display name of an active concept of the systems ``scope`` searches."""
+        bundle = self.bundle
+        searched = set(scope.systems or bundle.systems)
+        written = " ".join(fold(text).split())
+        for row in bundle.label_concept[bundle.labels_named(name_key(text))].tolist():
+            concept = bundle.concepts[row]
+            if concept.system in searched and concept.active and " ".join(fold(concept.display).split()) == written:
+                return True
+        return False
 
     def bridges(self, query: str, scope: Scope) -> list[tuple[str, str]]:
         """(preferred name, why) of the concepts of terminologies outside ``scope`` that

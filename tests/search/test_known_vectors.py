@@ -62,3 +62,12 @@ def test_a_misspelled_query_bridges_as_its_correction_would(service: SearchServi
     ranking = service.rank("Fast haert rate", Scope(("toyicd",)), 3)
     assert ranking.suggestion == "Fast heart rate"
     assert any("via TOY T:2 Tachycardia" in (row.via or "") for row in ranking.rows)
+
+
+def test_a_correction_that_is_a_searched_concepts_name_needs_no_bridge(service: SearchService) -> None:
+    """'Tachycardai' is corrected to TOY's own Tachycardia: not searched through TOYICD's
+    'Tachycardia, unspecified' as well (a bridge would compete with the concept it names)."""
+    ranking = service.rank("Tachycardai", Scope(("toy",)), 3)
+    assert ranking.suggestion == "tachycardia"
+    assert service.bundle.concepts[ranking.rows[0].row].display == "Tachycardia"
+    assert not any("via TOYICD" in (row.via or "") for row in ranking.rows)
