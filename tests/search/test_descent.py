@@ -88,6 +88,11 @@ def _descent(
     return descent
 
 
+def _code(descent: Descent, said: str, mask: np.ndarray, label: int | None = None) -> int | None:
+    """The code ``descent`` picks below its toy category (row 0) for the query ``said``."""
+    return descent.code(0, Details.of(said), frozenset(tokens(said)), mask, label)
+
+
 def test_what_a_code_only_negates_is_the_default_and_unspecified_breaks_a_tie() -> None:
     migraine = _descent({
         0: "Migraine",
@@ -97,15 +102,15 @@ def test_what_a_code_only_negates_is_the_default_and_unspecified_breaks_a_tie() 
         4: "Migraine, unspecified, intractable, without status migrainosus",
     })  # fmt: skip
     every = np.ones(5, dtype=bool)
-    assert migraine.code(0, Details.of("migraine"), frozenset(tokens("migraine")), every) == 3
+    assert _code(migraine, "migraine", every) == 3
     said = "intractable migraine"
-    assert migraine.code(0, Details.of(said), frozenset(tokens(said)), every) == 4
+    assert _code(migraine, said, every) == 4
     said = "non-intractable migraine"  # what the query negates it does not say (Descent.apply leaves it out)
     assert migraine.code(0, Details.of(said), frozenset(tokens(said)) - Details.of(said).negated, every) == 3
     piles = _descent(
         {0: "Hemorrhoids and perianal venous thrombosis", 1: "Perianal venous thrombosis", 2: "Unspecified hemorrhoids"}
     )
-    assert piles.code(0, Details.of("hemorrhoids"), frozenset(tokens("hemorrhoids")), np.ones(3, dtype=bool)) == 2
+    assert _code(piles, "hemorrhoids", np.ones(3, dtype=bool)) == 2
 
 
 def test_the_code_the_release_names_as_its_category_is_the_default_unless_the_query_selects_another() -> None:
@@ -123,10 +128,10 @@ def test_the_code_the_release_names_as_its_category_is_the_default_unless_the_qu
     )
     every = np.ones(4, dtype=bool)
     said = "parkinsons disease"
-    assert parkinson.code(0, Details.of(said), frozenset(tokens(said)), every) == 1
+    assert _code(parkinson, said, every) == 1
     said = "parkinsons disease with dyskinesia"
-    assert parkinson.code(0, Details.of(said), frozenset(tokens(said)), every) == 2
-    assert parkinson.code(0, Details.of(said), frozenset(tokens(said)), np.array([True, False, False, True])) == 3  # not admitted
+    assert _code(parkinson, said, every) == 2
+    assert _code(parkinson, said, np.array([True, False, False, True])) == 3  # not admitted
 
 
 def test_an_inclusion_term_of_a_code_selects_it() -> None:
@@ -135,7 +140,7 @@ def test_an_inclusion_term_of_a_code_selects_it() -> None:
         {2: ["Congestive heart failure NOS", "Biventricular (heart) failure NOS"]},
     )
     said = "congestive heart failure"
-    assert failure.code(0, Details.of(said), frozenset(tokens(said)), np.ones(3, dtype=bool)) == 2
+    assert _code(failure, said, np.ones(3, dtype=bool)) == 2
 
 
 def test_an_inclusion_term_of_a_subcategory_selects_the_codes_under_it() -> None:
@@ -150,7 +155,7 @@ def test_an_inclusion_term_of_a_subcategory_selects_the_codes_under_it() -> None
         {2: 1},
     )
     said = "right hip fracture, initial encounter"
-    assert femur.code(0, Details.of(said), frozenset(tokens(said)), femur.bundle.billable) == 2
+    assert _code(femur, said, femur.bundle.billable) == 2
 
 
 def test_an_unsaid_other_weighs_as_a_default_not_as_a_site_or_kind_the_query_does_not_say() -> None:
@@ -162,9 +167,9 @@ def test_an_unsaid_other_weighs_as_a_default_not_as_a_site_or_kind_the_query_doe
     })  # fmt: skip
     every = np.ones(3, dtype=bool)
     said = "personal history of DVT"
-    assert history.code(0, Details.of(said), frozenset(tokens(said)), every) == 2
+    assert _code(history, said, every) == 2
     said = "personal history of pulmonary embolism"
-    assert history.code(0, Details.of(said), frozenset(tokens(said)), every) == 1
+    assert _code(history, said, every) == 1
 
 
 def test_a_code_carrying_the_text_that_found_its_category_is_chosen_unless_a_stated_detail_says_otherwise() -> None:
@@ -175,8 +180,8 @@ def test_a_code_carrying_the_text_that_found_its_category_is_chosen_unless_a_sta
     every = np.ones(3, dtype=bool)
     sob = breathing.bundle.label_text.index("SOB")  # the category's label "SOB"
     # By its names alone, code 1's "SOB" (a word said) weighs as its two words the query does not say.
-    assert breathing.code(0, Details.of("SOB"), frozenset(tokens("SOB")), every) == 2
-    assert breathing.code(0, Details.of("SOB"), frozenset(tokens("SOB")), every, sob) == 1
+    assert _code(breathing, "SOB", every) == 2
+    assert _code(breathing, "SOB", every, sob) == 1
     veins = _descent(
         {0: "Thrombosis of deep veins of lower extremity", 1: "Thrombosis of deep veins of left lower extremity",
          2: "Thrombosis of unspecified deep veins of unspecified lower extremity"},
@@ -185,7 +190,7 @@ def test_a_code_carrying_the_text_that_found_its_category_is_chosen_unless_a_sta
     veins.weights = np.eye(len(DETAIL_FEATURES), dtype=np.float32)[DETAIL_FEATURES.index("side_agree")] * 2.6
     said = "DVT left lower extremity"
     dvt = veins.bundle.label_text.index("DVT")
-    assert veins.code(0, Details.of(said), frozenset(tokens(said)), np.ones(3, dtype=bool), dvt) == 1
+    assert _code(veins, said, np.ones(3, dtype=bool), dvt) == 1
 
 
 def test_a_category_is_named_by_the_code_the_query_selects_for_its_details() -> None:
@@ -279,6 +284,6 @@ def test_a_word_said_outweighs_two_words_a_code_adds_unsaid() -> None:
         2: "Other pulmonary embolism without acute cor pulmonale",
     })  # fmt: skip
     said = "embolism, pulmonary, saddle, no cor pulmonale"
-    assert embolism.code(0, Details.of(said), frozenset(tokens(said)), np.ones(3, dtype=bool)) == 1
+    assert _code(embolism, said, np.ones(3, dtype=bool)) == 1
     said = "pulmonary embolism, no cor pulmonale"  # nothing selects: the "other" code adds least
-    assert embolism.code(0, Details.of(said), frozenset(tokens(said)), np.ones(3, dtype=bool)) == 2
+    assert _code(embolism, said, np.ones(3, dtype=bool)) == 2
