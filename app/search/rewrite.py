@@ -98,11 +98,12 @@ class QueryRewriter:
         return out
 
     def _is_display_in(self, text: str, scope: Scope) -> bool:
-        """Whether ``text`` is the display name of an active concept of the systems ``scope`` searches."""
+        """Whether ``text`` is, as written, the display name of an active concept of the systems
+        ``scope`` searches (among those a release name of which says it)."""
         bundle = self.bundle
         searched = set(scope.systems or bundle.systems)
         written = " ".join(fold(text).split())
-        for row in bundle.label_concept[bundle.labels_named(name_key(text))].tolist():
+        for row in bundle.named_in_release(text).tolist():
             concept = bundle.concepts[row]
             if concept.system in searched and concept.active and " ".join(fold(concept.display).split()) == written:
                 return True
