@@ -28,9 +28,11 @@ class SearchSettings(BaseModel):
     # confidence was recalibrated on real queries, 0.449 its image since (the same rows pass;
     # bench/bench_recalibration.py).
     confidence_threshold: float = Field(default=0.449, ge=0, le=1)
-    # How many label hits to fetch per wanted concept before grouping labels into concepts (more
-    # are fetched while too few concepts come back). 2 ranks as 4 did on the benchmarks, in less time.
-    label_oversample: int = Field(default=2, ge=1)
+    # How many label hits to fetch per wanted concept before grouping labels into concepts (four
+    # times as many are fetched while too few concepts come back). 3: HPO's 2.8 labels a concept
+    # rarely need that second, wider HNSW search (at 2 one in three did): 0.5 ms a query less, and
+    # the top rows of the everyday and keystroke rankings as at 2 but one 3-letter prefix.
+    label_oversample: int = Field(default=3, ge=1)
     # Threads a worker encodes queries and searches the vector index on (a text's encoding then
     # its vector search, one job), beside the request's thread. An encoding already uses every
     # core (ONNX Runtime's threads), so more at once only thrashes: 1 measured best on 2 cores.
