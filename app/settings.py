@@ -25,9 +25,9 @@ class SearchSettings(BaseModel):
     # The documented default threshold: a filtered $expand lists only concepts at or above it
     # (and /search, /similar, /match when a caller passes it as min_confidence). Chosen in
     # bench/bench_ranking.py so that nonsense and off-topic queries return nothing: 0.3 before the
-    # confidence was recalibrated on real queries, 0.449 its image since (the same rows pass;
+    # confidence was recalibrated on real queries, 0.502 its image since (the same rows pass;
     # bench/bench_recalibration.py).
-    confidence_threshold: float = Field(default=0.449, ge=0, le=1)
+    confidence_threshold: float = Field(default=0.502, ge=0, le=1)
     # How many label hits to fetch per wanted concept before grouping labels into concepts (four
     # times as many are fetched while too few concepts come back). 3: HPO's 2.8 labels a concept
     # rarely need that second, wider HNSW search (at 2 one in three did): 0.5 ms a query less, and

@@ -8,8 +8,8 @@ it is right about 19 times in 20: on the project's everyday sets the top row's c
 no order changes), fitted by logistic regression of "the top row is right" on ``z`` over:
 
 - **fit**: the generated ``fit`` split of bench_ranking (misspellings, synonyms, codes, detailed
-  names, nonsense and off-topic, which keep the threshold meaningful), the understanding sets a and
-  c (development) of both systems and the three everyday ICD-10-CM sets;
+  names, nonsense and off-topic, which keep the threshold meaningful), the understanding sets a, c,
+  d and e (development) of both systems and the three everyday ICD-10-CM sets;
 - **checked on**: the understanding set b (written blind, never tuned on) and bench_ranking's
   ``test`` split (other concepts, the other half of the off-topic questions).
 
@@ -44,6 +44,7 @@ from indexer.encoders import default_model_dir  # noqa: E402
 from indexer.encoders.manifest import CALIBRATION_FILE  # noqa: E402
 
 K = 10
+DEVELOPMENT = ("a", "c", "d", "e")  # the understanding sets the step is fitted on (b is only checked)
 BASE_THRESHOLD = 0.3  # the confidence threshold bench_ranking chose on the ranker's own scale (no step)
 BASE_LOGIT = float(np.log(BASE_THRESHOLD / (1 - BASE_THRESHOLD)))  # a step maps it to its own threshold
 Tops = list[tuple[float, bool, bool]]  # per query: the top row's logit, whether it is right, whether the query has an answer
@@ -108,10 +109,11 @@ def main() -> None:
     served_step = service.calibration.recalibration
     service.calibration = unstepped  # logits and rankings as the ranker's own fit gives them (the step changes no order)
     generated = args.per_kind or 200
-    fit_sets = [*UNDERSTANDING["a"].items(), *UNDERSTANDING["c"].items(), *(("icd10cm", file) for file in EVERYDAY.values())]
+    development = [item for name in DEVELOPMENT for item in UNDERSTANDING[name].items()]
+    fit_sets = [*development, *(("icd10cm", file) for file in EVERYDAY.values())]
     parts = {
         "fit: generated (bench_ranking fit split)": generated_tops(service, "fit", generated),
-        "fit: understanding a and c, everyday a, b, c": real_tops(service, fit_sets, args.per_kind),
+        f"fit: understanding {', '.join(DEVELOPMENT)}, everyday a, b, c": real_tops(service, fit_sets, args.per_kind),
         "check: understanding b (never tuned on)": real_tops(service, list(UNDERSTANDING["b"].items()), args.per_kind),
         "check: generated (bench_ranking test split)": generated_tops(service, "test", generated),
     }

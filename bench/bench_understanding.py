@@ -69,8 +69,8 @@ SEEN_BY_CALIBRATION = {  # bench/bench_recalibration.py
     "a": "the confidence's second Platt step was fitted on this set's top rows with others",
     "b": "neither the ranker nor the recalibration ever saw this set",
     "c": "the confidence's second Platt step was fitted on this set's top rows with others",
-    "d": "neither the ranker nor the recalibration ever saw this set",
-    "e": "neither the ranker nor the recalibration ever saw this set",
+    "d": "the confidence's second Platt step was fitted on this set's top rows with others",
+    "e": "the confidence's second Platt step was fitted on this set's top rows with others",
 }
 TITLES = {
     "a": "Understanding: everyday queries per kind, knowledge on and off",
