@@ -4,8 +4,8 @@ and the time under each stage of the core is summed.
 
 The stages are the core's (``app/search/service.py``): query analysis (spelling correction, the
 grammar's reading and abbreviations, bridges and other rewrites), starting the index searches,
-character n-grams, the code channel, waiting for the dense and lexical threads (encoding and
-vector search, BM25: they run beside the request's thread), features, the ranker and the descent
+character n-grams, the code channel, waiting for the dense thread (encoding and vector search:
+they run beside the request's thread, which runs BM25 when it starts the searches), features, the ranker and the descent
 to codes, and the rows. Time under no stage is the core's own glue.
 
 Needs a built bundle (``make build``). Run: ``.venv/bin/python -m bench.bench_profile [--record]``.
@@ -34,7 +34,7 @@ STAGES = (
     ("index searches started", ("start", "where")),
     ("character n-grams", ("chars",)),
     ("code channel", ("codes",)),
-    ("waiting for the dense and lexical threads", ("result",)),
+    ("waiting for the dense thread", ("result",)),
     ("features", ("features", "naming_every_word")),
     ("ranker (order, confidence)", ("order",)),
     ("descent to codes", ("apply",)),

@@ -208,7 +208,7 @@ class SearchService:
         bundle = self.bundle
         excluded = scope.exclude_labels
         code_rows = self.channels.codes(asked[0].text, where)
-        try:  # while the index searches run on their threads
+        try:  # while the dense searches run on their thread
             chars = [self.channels.chars(query, where) for query in asked if mode is Mode.HYBRID and not query.corrected]
             meanings = self.rewriter.meanings(asked[0].text, scope.systems or bundle.systems)
         finally:  # every search has ended; a dense failure is the one reported, then a lexical one

@@ -9,6 +9,7 @@ import threading
 import time
 
 import faiss
+import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from app.search.loader import open_search_service
@@ -37,7 +38,7 @@ def test_queries_ranked_together_rank_as_each_alone(built: Settings) -> None:  #
 
 
 def _core_threads() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if t.name.startswith(("dense", "lexical"))}
+    return {t for t in threading.enumerate() if t.name.startswith("dense")}
 
 
 def test_an_unused_service_lets_its_threads_end(built: Settings) -> None:  # noqa: F811
@@ -45,13 +46,37 @@ def test_an_unused_service_lets_its_threads_end(built: Settings) -> None:  # noq
     service = open_search_service(built, FakeEncoder(32))
     service.rank("fast heart rate", TOY)
     started = _core_threads() - before
-    assert {t.name.split("_")[0] for t in started} == {"dense", "lexical"}
+    assert started and {t.name.split("_")[0] for t in started} == {"dense"}  # BM25 runs on the request's thread
     del service
     gc.collect()
     deadline = time.monotonic() + 5
     while any(t.is_alive() for t in started) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(t.is_alive() for t in started)
+
+
+class Broken(Exception):
+    pass
+
+
+def _broken(name: str):  # noqa: ANN202
+    def search(*args: object, **kwargs: object) -> None:
+        raise Broken(name)
+
+    return search
+
+
+def test_a_failed_search_is_raised_a_dense_failure_first(built: Settings, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """BM25 runs on the request's thread while the dense search runs on its own: its failure is
+    still raised (after the dense search has ended), and when both fail the dense one is."""
+    service = open_search_service(built, FakeEncoder(32))
+    monkeypatch.setattr(service.bundle.lexical, "search", _broken("lexical"))
+    with pytest.raises(Broken, match="lexical"):
+        service.rank("fast heart rate", TOY)
+    monkeypatch.setattr(service.bundle.vectors, "search", _broken("dense"))
+    with pytest.raises(Broken, match="dense"):
+        service.rank("hearing loss", TOY)
+    assert service.channels.dense_work.submit(lambda: "idle").result() == "idle"  # no search left queued
 
 
 def test_the_dense_threads_search_faiss_on_one_core(built: Settings) -> None:  # noqa: F811
