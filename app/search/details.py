@@ -67,6 +67,13 @@ _DEFAULT_DOMINANCE = {"right": "dominant", "left": "nondominant"}
 # the code a query names first ("pyelonephritis" is N12, not N16; "UTI 2/2 E. coli" N39.0, not B96.20).
 _ELSEWHERE = re.compile(r"\bclassified elsewhere\b")
 _NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not displaced)\b")
+# ICD-10-CM codes a joint's subluxation (a partial dislocation), dislocation and sprain apart, below
+# categories named for two of them ("Dislocation and sprain of joints and ligaments of elbow").
+_INJURIES = (
+    ("subluxation", re.compile(r"\b(?:subluxation|subluxations|subluxed|partial dislocation|partially dislocated)\b")),
+    ("dislocation", re.compile(r"\b(?:dislocation|dislocations|dislocated)\b")),
+    ("sprain", re.compile(r"\b(?:sprain|sprains|sprained)\b")),
+)
 
 # The columns detail agreement adds to the features (each 0 or 1).
 DETAIL_FEATURES = (
@@ -79,7 +86,8 @@ DETAIL_FEATURES = (
     "number_conflict",  # the query and the name both state numbers and share none
     "with_conflict",  # the query says without and the name with, or the other way round; or one says
     # family history and the other a (personal) history, or the query a family history and the name
-    # none: a qualifier that turns the meaning over
+    # none, or one a joint's subluxation, dislocation or sprain and the other another: a qualifier that
+    # turns the meaning over
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
     # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced), a
     # history (a condition not said to be past is present), the dominance a side does not default to,
@@ -101,6 +109,7 @@ class Details:
     history: str | None = None  # "family" or "personal" (a history not said to be the family's)
     dominance: str | None = None  # "dominant" or "nondominant" (the side a hemiplegia affects)
     elsewhere: bool = False  # a code only listed beside another ("... in diseases classified elsewhere")
+    injuries: frozenset[str] = frozenset()  # a joint's "subluxation", "dislocation", "sprain" named
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
@@ -126,6 +135,7 @@ class Details:
             _history(unnegated),  # "no family history" states none
             _dominance(folded),
             bool(_ELSEWHERE.search(folded)),
+            _injuries(unnegated),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             frozenset(tokens(unnegated)),
@@ -139,6 +149,15 @@ def _ranged(text: str) -> frozenset[str]:
 
 def _history(text: str) -> str | None:
     return "family" if _FAMILY.search(text) else "personal" if _HISTORY.search(text) else None
+
+
+def _injuries(text: str) -> frozenset[str]:
+    found = set()
+    for kind, pattern in _INJURIES:
+        if pattern.search(text):
+            found.add(kind)
+            text = pattern.sub(" ", text)  # a partial dislocation is no dislocation
+    return frozenset(found)
 
 
 def _dominance(text: str) -> str | None:
@@ -166,6 +185,7 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or bool(query.said & name.negated)  # "migraine with aura" against "Migraine without aura"
         or (query.history is not None and name.history is not None and query.history != name.history)
         or (query.history == "family" and name.history != "family")  # a relative's condition is not the patient's
+        or (bool(query.injuries) and bool(name.injuries) and not query.injuries & name.injuries)
     )
     default_conflict = (
         (name.open_ and not query.open_)

@@ -235,3 +235,20 @@ def test_severity_is_compared_as_a_grade(query: str, name: str, agree: float, co
 )
 def test_a_code_listed_only_beside_another_is_never_named_first(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["default_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("dislocated right elbow", "Subluxation of right radial head, initial encounter", 1.0),
+        ("partial dislocation of the left knee", "Unspecified dislocation of left knee, initial encounter", 1.0),
+        ("subluxed left patella", "Lateral subluxation of left patella, initial encounter", 0.0),
+        ("dislocation of jaw", "Dislocation of jaw, left side, initial encounter", 0.0),
+        ("elbow dislocation", "Subluxation and dislocation of elbow", 0.0),  # a category naming both
+        ("injury of the shoulder", "Anterior subluxation of right humerus, initial encounter", 0.0),  # neither said
+        ("dislocated left wrist", "Sprain of unspecified ligament of left wrist, initial encounter", 1.0),
+        ("sprained ankle", "Dislocation and sprain of joints and ligaments at ankle, foot and toe level", 0.0),
+    ],
+)
+def test_a_subluxation_a_dislocation_and_a_sprain_are_told_apart(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
