@@ -74,6 +74,11 @@ _INJURIES = (
     ("dislocation", re.compile(r"\b(?:dislocation|dislocations|dislocated)\b")),
     ("sprain", re.compile(r"\b(?:sprain|sprains|sprained)\b")),
 )
+_COURSES = (
+    ("subacute", re.compile(r"\bsubacute\b")),
+    ("acute", re.compile(r"\bacute\b")),
+    ("chronic", re.compile(r"\bchronic\b")),
+)
 
 # The columns detail agreement adds to the features (each 0 or 1).
 DETAIL_FEATURES = (
@@ -86,8 +91,8 @@ DETAIL_FEATURES = (
     "number_conflict",  # the query and the name both state numbers and share none
     "with_conflict",  # the query says without and the name with, or the other way round; or one says
     # family history and the other a (personal) history, or the query a family history and the name
-    # none, or one a joint's subluxation, dislocation or sprain and the other another: a qualifier that
-    # turns the meaning over
+    # none, or one a joint's subluxation, dislocation or sprain and the other another, or one an acute,
+    # subacute or chronic course and the other another: a qualifier that turns the meaning over
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
     # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced), a
     # history (a condition not said to be past is present), the dominance a side does not default to,
@@ -110,6 +115,7 @@ class Details:
     dominance: str | None = None  # "dominant" or "nondominant" (the side a hemiplegia affects)
     elsewhere: bool = False  # a code only listed beside another ("... in diseases classified elsewhere")
     injuries: frozenset[str] = frozenset()  # a joint's "subluxation", "dislocation", "sprain" named
+    courses: frozenset[str] = frozenset()  # "acute", "subacute", "chronic" named
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
@@ -135,7 +141,8 @@ class Details:
             _history(unnegated),  # "no family history" states none
             _dominance(folded),
             bool(_ELSEWHERE.search(folded)),
-            _injuries(unnegated),
+            _kinds(_INJURIES, unnegated),
+            _kinds(_COURSES, unnegated),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             frozenset(tokens(unnegated)),
@@ -151,12 +158,13 @@ def _history(text: str) -> str | None:
     return "family" if _FAMILY.search(text) else "personal" if _HISTORY.search(text) else None
 
 
-def _injuries(text: str) -> frozenset[str]:
+def _kinds(kinds: tuple[tuple[str, re.Pattern[str]], ...], text: str) -> frozenset[str]:
+    """The kinds ``text`` names, each read once (a partial dislocation is no dislocation)."""
     found = set()
-    for kind, pattern in _INJURIES:
+    for kind, pattern in kinds:
         if pattern.search(text):
             found.add(kind)
-            text = pattern.sub(" ", text)  # a partial dislocation is no dislocation
+            text = pattern.sub(" ", text)
     return frozenset(found)
 
 
@@ -186,6 +194,7 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or (query.history is not None and name.history is not None and query.history != name.history)
         or (query.history == "family" and name.history != "family")  # a relative's condition is not the patient's
         or (bool(query.injuries) and bool(name.injuries) and not query.injuries & name.injuries)
+        or (bool(query.courses) and bool(name.courses) and not query.courses & name.courses)
     )
     default_conflict = (
         (name.open_ and not query.open_)

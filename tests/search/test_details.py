@@ -252,3 +252,17 @@ def test_a_code_listed_only_beside_another_is_never_named_first(query: str, name
 )
 def test_a_subluxation_a_dislocation_and_a_sprain_are_told_apart(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["with_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("acute maxillary sinusitis", "Chronic maxillary sinusitis", 1.0),
+        ("chronic pancreatitis", "Acute pancreatitis without necrosis or infection, unspecified", 1.0),
+        ("subacute thyroiditis", "Acute thyroiditis", 1.0),
+        ("acute on chronic diastolic heart failure", "Acute diastolic (congestive) heart failure", 0.0),  # both said
+        ("pancreatitis", "Acute pancreatitis without necrosis or infection, unspecified", 0.0),  # no course said
+    ],
+)
+def test_an_acute_course_is_not_a_chronic_one(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
