@@ -74,6 +74,20 @@ _INJURIES = (
     ("dislocation", re.compile(r"\b(?:dislocation|dislocations|dislocated)\b")),
     ("sprain", re.compile(r"\b(?:sprain|sprains|sprained)\b")),
 )
+# The end of a long bone ICD-10-CM names ("lower end of radius": distal) and the bone itself.
+_ENDS = (
+    ("upper end", re.compile(r"\b(?:upper end|proximal)\b")),
+    ("lower end", re.compile(r"\b(?:lower end|distal)\b")),
+    ("shaft", re.compile(r"\bshaft\b")),
+)
+_BONES = tuple(
+    (bone, re.compile(rf"\b(?:{words})\b"))
+    for bone, words in (
+        ("radius", "radius|radial"), ("ulna", "ulna|ulnar"), ("humerus", "humerus|humeral"),
+        ("femur", "femur|femoral"), ("tibia", "tibia|tibial"), ("fibula", "fibula|fibular"),
+        ("clavicle", "clavicle|clavicular"), ("scapula", "scapula|scapular"),
+    )
+)  # fmt: skip
 _COURSES = (
     ("subacute", re.compile(r"\bsubacute\b")),
     ("acute", re.compile(r"\bacute\b")),
@@ -92,7 +106,8 @@ DETAIL_FEATURES = (
     "with_conflict",  # the query says without and the name with, or the other way round; or one says
     # family history and the other a (personal) history, or the query a family history and the name
     # none, or one a joint's subluxation, dislocation or sprain and the other another, or one an acute,
-    # subacute or chronic course and the other another: a qualifier that turns the meaning over
+    # subacute or chronic course and the other another, or one a long bone or its end and the other
+    # another: a qualifier that turns the meaning over
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
     # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced), a
     # history (a condition not said to be past is present), the dominance a side does not default to,
@@ -116,6 +131,8 @@ class Details:
     elsewhere: bool = False  # a code only listed beside another ("... in diseases classified elsewhere")
     injuries: frozenset[str] = frozenset()  # a joint's "subluxation", "dislocation", "sprain" named
     courses: frozenset[str] = frozenset()  # "acute", "subacute", "chronic" named
+    ends: frozenset[str] = frozenset()  # a long bone's "upper end", "lower end", "shaft" named
+    bones: frozenset[str] = frozenset()  # the long bones named
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
@@ -143,6 +160,8 @@ class Details:
             bool(_ELSEWHERE.search(folded)),
             _kinds(_INJURIES, unnegated),
             _kinds(_COURSES, unnegated),
+            _kinds(_ENDS, unnegated),
+            _kinds(_BONES, unnegated),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             frozenset(tokens(unnegated)),
@@ -194,7 +213,8 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or (query.history is not None and name.history is not None and query.history != name.history)
         or (query.history == "family" and name.history != "family")  # a relative's condition is not the patient's
         or (bool(query.injuries) and bool(name.injuries) and not query.injuries & name.injuries)
-        or (bool(query.courses) and bool(name.courses) and not query.courses & name.courses)
+        or any(bool(said) and bool(named) and not said & named for said, named in (
+            (query.courses, name.courses), (query.ends, name.ends), (query.bones, name.bones)))
     )
     default_conflict = (
         (name.open_ and not query.open_)

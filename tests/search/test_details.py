@@ -266,3 +266,18 @@ def test_a_subluxation_a_dislocation_and_a_sprain_are_told_apart(query: str, nam
 )
 def test_an_acute_course_is_not_a_chronic_one(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["with_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("fracture of the distal right tibia", "Unspecified fracture of upper end of right tibia", 1.0),
+        ("proximal humerus fracture", "Other fracture of lower end of humerus", 1.0),
+        ("fracture of the distal left ulna", "Torus fracture of lower end of left radius", 1.0),  # another bone
+        ("distal radius fracture", "Unspecified fracture of the lower end of left radius", 0.0),
+        ("distal muscle weakness", "Proximal muscle weakness", 1.0),  # HPO says it of muscles too
+        ("fracture of forearm", "Unspecified fracture of shaft of right ulna", 0.0),  # no bone or end said
+    ],
+)
+def test_a_long_bones_end_and_the_bone_itself_are_sites_told_apart(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
