@@ -252,6 +252,8 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         # a dislocation is neither a subluxation (S43.012A) nor a sprain (S53.402A) of the same joint
         ("anterior dislocation of the left shoulder, initial encounter", {"system": "icd10cm"}, "S43.015A", 1),
         ("dislocated left elbow", {"system": "icd10cm", "billable": "true"}, "S53.105A", 1),
+        # a cause said is no unspecified organism (J18.1 Lobar pneumonia, unspecified organism)
+        ("lobar pneumonia due to pneumococcus", {"system": "icd10cm"}, "J13", 1),
         # a distal fracture is at the bone's lower end (S89.022A is the upper end's)
         ("Salter-Harris II fracture of the distal left tibia, initial encounter", {"system": "icd10cm"}, "S89.122A", 1),
         # a subcategory's inclusion term applies to its codes (S72.00 "Fracture of hip NOS")

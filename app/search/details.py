@@ -88,6 +88,14 @@ _BONES = tuple(
         ("clavicle", "clavicle|clavicular"), ("scapula", "scapula|scapular"),
     )
 )  # fmt: skip
+# A cause the query names ("due to", an organism) against a name of an unspecified organism
+# (J18.9 *Pneumonia, unspecified organism* for "pneumonia caused by Streptococcus pneumoniae").
+_CAUSE = re.compile(
+    r"\bdue to\b|\b(?:bacteri\w*|viral|virus|fung\w*|strep\w*|staph\w*|pneumococc\w*|e\.? ?coli|escherichia"
+    r"|pseudomonas|klebsiella|ha?emophilus|mycoplasma|chlamydi\w*|legionella|mrsa|mssa|influenza|rsv|covid\w*"
+    r"|aspergill\w*|candida\w*|enterococc\w*|gram[- ]?(?:negative|positive)|anaerob\w*)\b"
+)
+_UNSPECIFIED_ORGANISM = re.compile(r"\bunspecified organism\b")
 _COURSES = (
     ("subacute", re.compile(r"\bsubacute\b")),
     ("acute", re.compile(r"\bacute\b")),
@@ -107,7 +115,8 @@ DETAIL_FEATURES = (
     # family history and the other a (personal) history, or the query a family history and the name
     # none, or one a joint's subluxation, dislocation or sprain and the other another, or one an acute,
     # subacute or chronic course and the other another, or one a long bone or its end and the other
-    # another: a qualifier that turns the meaning over
+    # another, or the query a cause and the name an unspecified organism: a qualifier that turns the
+    # meaning over
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
     # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced), a
     # history (a condition not said to be past is present), the dominance a side does not default to,
@@ -133,6 +142,8 @@ class Details:
     courses: frozenset[str] = frozenset()  # "acute", "subacute", "chronic" named
     ends: frozenset[str] = frozenset()  # a long bone's "upper end", "lower end", "shaft" named
     bones: frozenset[str] = frozenset()  # the long bones named
+    cause: bool = False  # names a cause: "due to", an organism
+    unspecified_organism: bool = False
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
@@ -162,6 +173,8 @@ class Details:
             _kinds(_COURSES, unnegated),
             _kinds(_ENDS, unnegated),
             _kinds(_BONES, unnegated),
+            bool(_CAUSE.search(unnegated)),
+            bool(_UNSPECIFIED_ORGANISM.search(folded)),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             frozenset(tokens(unnegated)),
@@ -213,6 +226,7 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or (query.history is not None and name.history is not None and query.history != name.history)
         or (query.history == "family" and name.history != "family")  # a relative's condition is not the patient's
         or (bool(query.injuries) and bool(name.injuries) and not query.injuries & name.injuries)
+        or (query.cause and name.unspecified_organism)
         or any(bool(said) and bool(named) and not said & named for said, named in (
             (query.courses, name.courses), (query.ends, name.ends), (query.bones, name.bones)))
     )

@@ -281,3 +281,16 @@ def test_an_acute_course_is_not_a_chronic_one(query: str, name: str, conflict: f
 )
 def test_a_long_bones_end_and_the_bone_itself_are_sites_told_apart(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["with_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("lobar pneumonia caused by Haemophilus influenzae", "Lobar pneumonia, unspecified organism", 1.0),
+        ("MSSA sepsis", "Sepsis, unspecified organism", 1.0),
+        ("bronchopneumonia", "Bronchopneumonia, unspecified organism", 0.0),  # no cause said
+        ("pneumonia due to Klebsiella", "Pneumonia due to Klebsiella pneumoniae", 0.0),
+    ],
+)
+def test_a_cause_said_is_no_unspecified_organism(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
