@@ -96,6 +96,9 @@ _CAUSE = re.compile(
     r"|aspergill\w*|candida\w*|enterococc\w*|gram[- ]?(?:negative|positive)|anaerob\w*)\b"
 )
 _UNSPECIFIED_ORGANISM = re.compile(r"\bunspecified organism\b")
+# Sepsis is coded only when said (an infection with an organism is no sepsis: "UTI 2/2 E. coli" is
+# N39.0 with B96.20, not A41.51).
+_SEPSIS = re.compile(r"\b(?:sepsis|septic|septicemia|septicaemia|urosepsis)\b")
 _COURSES = (
     ("subacute", re.compile(r"\bsubacute\b")),
     ("acute", re.compile(r"\bacute\b")),
@@ -120,7 +123,7 @@ DETAIL_FEATURES = (
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
     # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced), a
     # history (a condition not said to be past is present), the dominance a side does not default to,
-    # a code listed only beside another ("... classified elsewhere")
+    # a code listed only beside another ("... classified elsewhere"), a sepsis
     "billable",  # a code to record (a leaf)
 )
 
@@ -144,6 +147,7 @@ class Details:
     bones: frozenset[str] = frozenset()  # the long bones named
     cause: bool = False  # names a cause: "due to", an organism
     unspecified_organism: bool = False
+    sepsis: bool = False
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
@@ -175,6 +179,7 @@ class Details:
             _kinds(_BONES, unnegated),
             bool(_CAUSE.search(unnegated)),
             bool(_UNSPECIFIED_ORGANISM.search(folded)),
+            bool(_SEPSIS.search(unnegated)),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             frozenset(tokens(unnegated)),
@@ -236,6 +241,7 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or (name.history is not None and query.history is None)
         or (query.dominance is None and name.dominance is not None and default_dominance not in (None, name.dominance))
         or (name.elsewhere and not query.elsewhere)
+        or (name.sepsis and not query.sepsis)
     )
     return tuple(
         float(v)

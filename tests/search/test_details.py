@@ -294,3 +294,16 @@ def test_a_long_bones_end_and_the_bone_itself_are_sites_told_apart(query: str, n
 )
 def test_a_cause_said_is_no_unspecified_organism(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["with_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("klebsiella UTI", "Sepsis due to other Gram-negative organisms", 1.0),  # an infection is no sepsis
+        ("urosepsis from E. coli", "Sepsis due to Escherichia coli [E. coli]", 0.0),
+        ("septic shock", "Severe sepsis with septic shock", 0.0),
+        ("pneumonia, no sepsis", "Sepsis, unspecified organism", 1.0),  # ruled out is not said
+    ],
+)
+def test_a_sepsis_is_coded_only_when_said(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["default_conflict"] == conflict
