@@ -99,6 +99,16 @@ _UNSPECIFIED_ORGANISM = re.compile(r"\bunspecified organism\b")
 # Sepsis is coded only when said (an infection with an organism is no sepsis: "UTI 2/2 E. coli" is
 # N39.0 with B96.20, not A41.51).
 _SEPSIS = re.compile(r"\b(?:sepsis|septic|septicemia|septicaemia|urosepsis)\b")
+# A fracture is traumatic unless said to be pathological (ICD-10-CM's default): a traumatic one's
+# name states its encounter "for closed fracture" or "for open fracture", a pathological one's says so.
+_PATHOLOGICAL = re.compile(r"\b(?:osteoporo\w*|pathologic(?:al)?|fragility|insufficiency|(?:stress|fatigue) fractures?)\b")
+_PATHOLOGICAL_FRACTURE = re.compile(r"\b(?:pathological|stress|fatigue|insufficiency|fragility) fractures?\b")
+_TRAUMATIC = re.compile(r"\b(?:closed|open) fracture\b")
+# How a vessel was blocked: a thrombosis is no embolism (I63.31- against I63.41-).
+_BLOCKS = (
+    ("thrombosis", re.compile(r"\b(?:thrombosis|thrombotic|thrombus|thrombi)\b")),
+    ("embolism", re.compile(r"\b(?:embolism|embolic|embolus|emboli)\b")),
+)
 _COURSES = (
     ("subacute", re.compile(r"\bsubacute\b")),
     ("acute", re.compile(r"\bacute\b")),
@@ -148,6 +158,10 @@ class Details:
     cause: bool = False  # names a cause: "due to", an organism
     unspecified_organism: bool = False
     sepsis: bool = False
+    pathological: bool = False  # says a fracture is not traumatic (osteoporotic, pathological, stress)
+    pathological_fracture: bool = False  # names a pathological (or stress) fracture
+    traumatic: bool = False  # a fracture's name with a traumatic fracture's encounter
+    blocks: frozenset[str] = frozenset()  # "thrombosis", "embolism" named
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
@@ -180,6 +194,10 @@ class Details:
             bool(_CAUSE.search(unnegated)),
             bool(_UNSPECIFIED_ORGANISM.search(folded)),
             bool(_SEPSIS.search(unnegated)),
+            bool(_PATHOLOGICAL.search(unnegated)),
+            bool(_PATHOLOGICAL_FRACTURE.search(unnegated)),
+            bool(_TRAUMATIC.search(folded)),
+            _kinds(_BLOCKS, unnegated),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             frozenset(tokens(unnegated)),
@@ -232,8 +250,9 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or (query.history == "family" and name.history != "family")  # a relative's condition is not the patient's
         or (bool(query.injuries) and bool(name.injuries) and not query.injuries & name.injuries)
         or (query.cause and name.unspecified_organism)
+        or (query.pathological and name.traumatic)
         or any(bool(said) and bool(named) and not said & named for said, named in (
-            (query.courses, name.courses), (query.ends, name.ends), (query.bones, name.bones)))
+            (query.courses, name.courses), (query.ends, name.ends), (query.bones, name.bones), (query.blocks, name.blocks)))
     )
     default_conflict = (
         (name.open_ and not query.open_)
@@ -242,6 +261,7 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or (query.dominance is None and name.dominance is not None and default_dominance not in (None, name.dominance))
         or (name.elsewhere and not query.elsewhere)
         or (name.sepsis and not query.sepsis)
+        or (name.pathological_fracture and not query.pathological)
     )
     return tuple(
         float(v)

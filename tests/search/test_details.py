@@ -307,3 +307,20 @@ def test_a_cause_said_is_no_unspecified_organism(query: str, name: str, conflict
 )
 def test_a_sepsis_is_coded_only_when_said(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["default_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("osteoporotic T12 fracture", "Wedge fracture of T12 vertebra, initial encounter for closed fracture", "with"),
+        ("fracture of the right hip", "Age-related osteoporosis with current pathological fracture, right femur", "default"),
+        ("stress fracture, left second metatarsal", "Stress fracture, left metatarsal(s), initial encounter for fracture", None),
+        ("osteoporosis", "Age-related osteoporosis without current pathological fracture", None),  # no fracture named
+        ("embolic stroke of the right MCA", "Cerebral infarction due to thrombosis of right middle cerebral artery", "with"),
+    ],
+)
+def test_a_fracture_is_traumatic_unless_said_and_a_thrombosis_no_embolism(
+    query: str, name: str, conflict: str | None
+) -> None:
+    found = _features(query, name)
+    assert (found["with_conflict"], found["default_conflict"]) == (float(conflict == "with"), float(conflict == "default"))
