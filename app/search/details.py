@@ -67,27 +67,30 @@ _DEFAULT_DOMINANCE = {"right": "dominant", "left": "nondominant"}
 # the code a query names first ("pyelonephritis" is N12, not N16; "UTI 2/2 E. coli" N39.0, not B96.20).
 _ELSEWHERE = re.compile(r"\bclassified elsewhere\b")
 _NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not displaced)\b")
-# ICD-10-CM codes a joint's subluxation (a partial dislocation), dislocation and sprain apart, below
-# categories named for two of them ("Dislocation and sprain of joints and ligaments of elbow").
-_INJURIES = (
-    ("subluxation", re.compile(r"\b(?:subluxation|subluxations|subluxed|partial dislocation|partially dislocated)\b")),
-    ("dislocation", re.compile(r"\b(?:dislocation|dislocations|dislocated)\b")),
-    ("sprain", re.compile(r"\b(?:sprain|sprains|sprained)\b")),
+# Kinds a query and a name can each name, by family: a name naming only others of the family than
+# the query turns the meaning over. ICD-10-CM codes a joint's subluxation (a partial dislocation),
+# dislocation and sprain apart below categories named for two ("Dislocation and sprain of joints and
+# ligaments of elbow"); a course; a long bone's end ("lower end of radius": distal) and the bone;
+# how a vessel was blocked (I63.31- thrombosis, I63.41- embolism).
+_KINDS = {
+    "injury": (
+        ("subluxation", "subluxations?|subluxed|partial dislocation|partially dislocated"),
+        ("dislocation", "dislocations?|dislocated"),
+        ("sprain", "sprains?|sprained"),
+    ),
+    "course": (("subacute", "subacute"), ("acute", "acute"), ("chronic", "chronic")),
+    "end": (("upper end", "upper end|proximal"), ("lower end", "lower end|distal"), ("shaft", "shaft")),
+    "bone": (
+        ("radius", "radius|radial"), ("ulna", "ulna|ulnar"), ("humerus", "humerus|humeral"), ("femur", "femur|femoral"),
+        ("tibia", "tibia|tibial"), ("fibula", "fibula|fibular"), ("clavicle", "clavicle|clavicular"),
+        ("scapula", "scapula|scapular"),
+    ),
+    "block": (("thrombosis", "thrombosis|thrombotic|thrombus|thrombi"), ("embolism", "embolism|embolic|embolus|emboli")),
+}  # fmt: skip
+_KIND_NAMES = [(family, kind) for family, kinds in _KINDS.items() for kind, _ in kinds]
+_KIND = re.compile(  # one pass over a text: the first alternative at a place wins ("partial dislocation")
+    "|".join(rf"\b(?P<k{i}>{pattern})\b" for i, (_, pattern) in enumerate(p for kinds in _KINDS.values() for p in kinds))
 )
-# The end of a long bone ICD-10-CM names ("lower end of radius": distal) and the bone itself.
-_ENDS = (
-    ("upper end", re.compile(r"\b(?:upper end|proximal)\b")),
-    ("lower end", re.compile(r"\b(?:lower end|distal)\b")),
-    ("shaft", re.compile(r"\bshaft\b")),
-)
-_BONES = tuple(
-    (bone, re.compile(rf"\b(?:{words})\b"))
-    for bone, words in (
-        ("radius", "radius|radial"), ("ulna", "ulna|ulnar"), ("humerus", "humerus|humeral"),
-        ("femur", "femur|femoral"), ("tibia", "tibia|tibial"), ("fibula", "fibula|fibular"),
-        ("clavicle", "clavicle|clavicular"), ("scapula", "scapula|scapular"),
-    )
-)  # fmt: skip
 # A cause the query names ("due to", an organism) against a name of an unspecified organism
 # (J18.9 *Pneumonia, unspecified organism* for "pneumonia caused by Streptococcus pneumoniae").
 _CAUSE = re.compile(
@@ -104,16 +107,6 @@ _SEPSIS = re.compile(r"\b(?:sepsis|septic|septicemia|septicaemia|urosepsis)\b")
 _PATHOLOGICAL = re.compile(r"\b(?:osteoporo\w*|pathologic(?:al)?|fragility|insufficiency|(?:stress|fatigue) fractures?)\b")
 _PATHOLOGICAL_FRACTURE = re.compile(r"\b(?:pathological|stress|fatigue|insufficiency|fragility) fractures?\b")
 _TRAUMATIC = re.compile(r"\b(?:closed|open) fracture\b")
-# How a vessel was blocked: a thrombosis is no embolism (I63.31- against I63.41-).
-_BLOCKS = (
-    ("thrombosis", re.compile(r"\b(?:thrombosis|thrombotic|thrombus|thrombi)\b")),
-    ("embolism", re.compile(r"\b(?:embolism|embolic|embolus|emboli)\b")),
-)
-_COURSES = (
-    ("subacute", re.compile(r"\bsubacute\b")),
-    ("acute", re.compile(r"\bacute\b")),
-    ("chronic", re.compile(r"\bchronic\b")),
-)
 
 # The columns detail agreement adds to the features (each 0 or 1).
 DETAIL_FEATURES = (
@@ -151,17 +144,13 @@ class Details:
     history: str | None = None  # "family" or "personal" (a history not said to be the family's)
     dominance: str | None = None  # "dominant" or "nondominant" (the side a hemiplegia affects)
     elsewhere: bool = False  # a code only listed beside another ("... in diseases classified elsewhere")
-    injuries: frozenset[str] = frozenset()  # a joint's "subluxation", "dislocation", "sprain" named
-    courses: frozenset[str] = frozenset()  # "acute", "subacute", "chronic" named
-    ends: frozenset[str] = frozenset()  # a long bone's "upper end", "lower end", "shaft" named
-    bones: frozenset[str] = frozenset()  # the long bones named
+    kinds: frozenset[tuple[str, str]] = frozenset()  # (family, kind) of :data:`_KINDS` named
     cause: bool = False  # names a cause: "due to", an organism
     unspecified_organism: bool = False
     sepsis: bool = False
     pathological: bool = False  # says a fracture is not traumatic (osteoporotic, pathological, stress)
     pathological_fracture: bool = False  # names a pathological (or stress) fracture
     traumatic: bool = False  # a fracture's name with a traumatic fracture's encounter
-    blocks: frozenset[str] = frozenset()  # "thrombosis", "embolism" named
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
@@ -187,17 +176,13 @@ class Details:
             _history(unnegated),  # "no family history" states none
             _dominance(folded),
             bool(_ELSEWHERE.search(folded)),
-            _kinds(_INJURIES, unnegated),
-            _kinds(_COURSES, unnegated),
-            _kinds(_ENDS, unnegated),
-            _kinds(_BONES, unnegated),
+            frozenset(_KIND_NAMES[int(match.lastgroup[1:])] for match in _KIND.finditer(unnegated) if match.lastgroup),
             bool(_CAUSE.search(unnegated)),
             bool(_UNSPECIFIED_ORGANISM.search(folded)),
             bool(_SEPSIS.search(unnegated)),
             bool(_PATHOLOGICAL.search(unnegated)),
             bool(_PATHOLOGICAL_FRACTURE.search(unnegated)),
             bool(_TRAUMATIC.search(folded)),
-            _kinds(_BLOCKS, unnegated),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             frozenset(tokens(unnegated)),
@@ -213,14 +198,10 @@ def _history(text: str) -> str | None:
     return "family" if _FAMILY.search(text) else "personal" if _HISTORY.search(text) else None
 
 
-def _kinds(kinds: tuple[tuple[str, re.Pattern[str]], ...], text: str) -> frozenset[str]:
-    """The kinds ``text`` names, each read once (a partial dislocation is no dislocation)."""
-    found = set()
-    for kind, pattern in kinds:
-        if pattern.search(text):
-            found.add(kind)
-            text = pattern.sub(" ", text)
-    return frozenset(found)
+def _another_kind(said: frozenset[tuple[str, str]], named: frozenset[tuple[str, str]]) -> bool:
+    """Whether, in a family both name, the name names none of the kinds the query says."""
+    families = {family for family, _ in said} & {family for family, _ in named}
+    return any(not {k for f, k in said if f == family} & {k for f, k in named if f == family} for family in families)
 
 
 def _dominance(text: str) -> str | None:
@@ -248,11 +229,9 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or bool(query.said & name.negated)  # "migraine with aura" against "Migraine without aura"
         or (query.history is not None and name.history is not None and query.history != name.history)
         or (query.history == "family" and name.history != "family")  # a relative's condition is not the patient's
-        or (bool(query.injuries) and bool(name.injuries) and not query.injuries & name.injuries)
         or (query.cause and name.unspecified_organism)
         or (query.pathological and name.traumatic)
-        or any(bool(said) and bool(named) and not said & named for said, named in (
-            (query.courses, name.courses), (query.ends, name.ends), (query.bones, name.bones), (query.blocks, name.blocks)))
+        or _another_kind(query.kinds, name.kinds)
     )
     default_conflict = (
         (name.open_ and not query.open_)
