@@ -119,14 +119,14 @@ DETAIL_FEATURES = (
     "number_conflict",  # the query and the name both state numbers and share none
     "with_conflict",  # the query says without and the name with, or the other way round; or one says
     # family history and the other a (personal) history, or the query a family history and the name
-    # none, or one a joint's subluxation, dislocation or sprain and the other another, or one an acute,
-    # subacute or chronic course and the other another, or one a long bone or its end and the other
-    # another, or the query a cause and the name an unspecified organism: a qualifier that turns the
-    # meaning over
+    # none, or the name only other kinds of a family of :data:`_KINDS` than the query (a joint's injury,
+    # a course, a long bone's end or the bone, a vessel's blockage), or the query a cause and the name
+    # an unspecified organism, or the query a pathological fracture and the name a traumatic one: a
+    # qualifier that turns the meaning over
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
     # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced), a
     # history (a condition not said to be past is present), the dominance a side does not default to,
-    # a code listed only beside another ("... classified elsewhere"), a sepsis
+    # a code listed only beside another ("... classified elsewhere"), a sepsis, a pathological fracture
     "billable",  # a code to record (a leaf)
 )
 
