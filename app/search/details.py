@@ -70,8 +70,7 @@ _NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not dis
 # Kinds a query and a name can each name, by family: a name naming only others of the family than
 # the query turns the meaning over. ICD-10-CM codes a joint's subluxation (a partial dislocation),
 # dislocation and sprain apart below categories named for two ("Dislocation and sprain of joints and
-# ligaments of elbow"); a course; a long bone's end ("lower end of radius": distal) and the bone;
-# how a vessel was blocked (I63.31- thrombosis, I63.41- embolism).
+# ligaments of elbow"); a course; a long bone's end ("lower end of radius": distal) and the bone.
 _KINDS = {
     "injury": (
         ("subluxation", "subluxations?|subluxed|partial dislocation|partially dislocated"),
@@ -85,27 +84,34 @@ _KINDS = {
         ("tibia", "tibia|tibial"), ("fibula", "fibula|fibular"), ("clavicle", "clavicle|clavicular"),
         ("scapula", "scapula|scapular"),
     ),
-    "block": (("thrombosis", "thrombosis|thrombotic|thrombus|thrombi"), ("embolism", "embolism|embolic|embolus|emboli")),
 }  # fmt: skip
+# A kind the index also files under another of its family: a subluxation under a dislocation where
+# none is coded apart ("pathological subluxation of hip": M24.35- *Pathological dislocation*), a
+# subacute course under the acute one ("subacute bronchitis": J20.9 *Acute bronchitis*).
+_ALSO = {("injury", "subluxation"): ("injury", "dislocation"), ("course", "subacute"): ("course", "acute")}
 _KIND_NAMES = [(family, kind) for family, kinds in _KINDS.items() for kind, _ in kinds]
 _KIND = re.compile(  # one pass over a text: the first alternative at a place wins ("partial dislocation")
     "|".join(rf"\b(?P<k{i}>{pattern})\b" for i, (_, pattern) in enumerate(p for kinds in _KINDS.values() for p in kinds))
 )
-# A cause the query names ("due to", an organism) against a name of an unspecified organism
-# (J18.9 *Pneumonia, unspecified organism* for "pneumonia caused by Streptococcus pneumoniae").
+# An organism the query names against a name of an unspecified organism (J18.9 *Pneumonia,
+# unspecified organism* for "pneumonia caused by Streptococcus pneumoniae"); not one it rules out.
 _CAUSE = re.compile(
-    r"\bdue to\b|\b(?:bacteri\w*|viral|virus|fung\w*|strep\w*|staph\w*|pneumococc\w*|e\.? ?coli|escherichia"
-    r"|pseudomonas|klebsiella|ha?emophilus|mycoplasma|chlamydi\w*|legionella|mrsa|mssa|influenza|rsv|covid\w*"
-    r"|aspergill\w*|candida\w*|enterococc\w*|gram[- ]?(?:negative|positive)|anaerob\w*)\b"
+    r"\b(?:bacteri(?:a|al|um)|viral|virus|fung(?:al|us|i)|strep|streptococc\w*|staph|staphylococc\w*|pneumococc\w*"
+    r"|e\.? ?coli|escherichia|pseudomonas|klebsiella|ha?emophilus|mycoplasma|chlamydi\w*|legionella|mrsa|mssa"
+    r"|influenza|rsv|covid(?:-?19)?|aspergill\w*|candida\w*|enterococc\w*|gram[- ]?(?:negative|positive)|anaerob\w*)\b"
+    r"(?!\s*(?:negative|neg\b|load))"
 )
 _UNSPECIFIED_ORGANISM = re.compile(r"\bunspecified organism\b")
 # Sepsis is coded only when said (an infection with an organism is no sepsis: "UTI 2/2 E. coli" is
-# N39.0 with B96.20, not A41.51).
-_SEPSIS = re.compile(r"\b(?:sepsis|septic|septicemia|septicaemia|urosepsis)\b")
+# N39.0 with B96.20, not A41.51); a septic joint, bursa or embolus is no sepsis, and "urosepsis" has
+# no code of its own (the provider is asked).
+_SEPSIS = re.compile(
+    r"\b(?:sepsis|septicemia|septicaemia|candidemia|candidaemia|septic(?!\s+(?:arthritis|bursitis|emboli\w*|tenosynovitis)))\b"
+)
 # A fracture is traumatic unless said to be pathological (ICD-10-CM's default): a traumatic one's
 # name states its encounter "for closed fracture" or "for open fracture", a pathological one's says so.
-_PATHOLOGICAL = re.compile(r"\b(?:osteoporo\w*|pathologic(?:al)?|fragility|insufficiency|(?:stress|fatigue) fractures?)\b")
-_PATHOLOGICAL_FRACTURE = re.compile(r"\b(?:pathological|stress|fatigue|insufficiency|fragility) fractures?\b")
+_PATHOLOGICAL_FRACTURE = re.compile(r"\b(?:pathologic(?:al)?|stress|fatigue|insufficiency|fragility) (?:fractures?|fx)\b")
+_PATHOLOGICAL = re.compile(rf"\bosteoporo\w*|{_PATHOLOGICAL_FRACTURE.pattern}")
 _TRAUMATIC = re.compile(r"\b(?:closed|open) fracture\b")
 
 # The columns detail agreement adds to the features (each 0 or 1).
@@ -120,7 +126,7 @@ DETAIL_FEATURES = (
     "with_conflict",  # the query says without and the name with, or the other way round; or one says
     # family history and the other a (personal) history, or the query a family history and the name
     # none, or the name only other kinds of a family of :data:`_KINDS` than the query (a joint's injury,
-    # a course, a long bone's end or the bone, a vessel's blockage), or the query a cause and the name
+    # a course, a long bone's end or the bone), or the query an organism and the name
     # an unspecified organism, or the query a pathological fracture and the name a traumatic one: a
     # qualifier that turns the meaning over
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
@@ -145,7 +151,7 @@ class Details:
     dominance: str | None = None  # "dominant" or "nondominant" (the side a hemiplegia affects)
     elsewhere: bool = False  # a code only listed beside another ("... in diseases classified elsewhere")
     kinds: frozenset[tuple[str, str]] = frozenset()  # (family, kind) of :data:`_KINDS` named
-    cause: bool = False  # names a cause: "due to", an organism
+    cause: bool = False  # names an organism
     unspecified_organism: bool = False
     sepsis: bool = False
     pathological: bool = False  # says a fracture is not traumatic (osteoporotic, pathological, stress)
@@ -201,7 +207,8 @@ def _history(text: str) -> str | None:
 def _another_kind(said: frozenset[tuple[str, str]], named: frozenset[tuple[str, str]]) -> bool:
     """Whether, in a family both name, the name names none of the kinds the query says."""
     families = {family for family, _ in said} & {family for family, _ in named}
-    return any(not {k for f, k in said if f == family} & {k for f, k in named if f == family} for family in families)
+    meant = said | {_ALSO[kind] for kind in said if kind in _ALSO}
+    return any(not {k for f, k in meant if f == family} & {k for f, k in named if f == family} for family in families)
 
 
 def _dominance(text: str) -> str | None:
