@@ -89,9 +89,9 @@ _KINDS = {
 # none is coded apart ("pathological subluxation of hip": M24.35- *Pathological dislocation*), a
 # subacute course under the acute one ("subacute bronchitis": J20.9 *Acute bronchitis*).
 _ALSO = {("injury", "subluxation"): ("injury", "dislocation"), ("course", "subacute"): ("course", "acute")}
-_KIND_NAMES = [(family, kind) for family, kinds in _KINDS.items() for kind, _ in kinds]
+_KIND_PATTERNS = [((family, kind), pattern) for family, kinds in _KINDS.items() for kind, pattern in kinds]
 _KIND = re.compile(  # one pass over a text: the first alternative at a place wins ("partial dislocation")
-    "|".join(rf"\b(?P<k{i}>{pattern})\b" for i, (_, pattern) in enumerate(p for kinds in _KINDS.values() for p in kinds))
+    "|".join(rf"\b(?P<k{i}>{pattern})\b" for i, (_, pattern) in enumerate(_KIND_PATTERNS))
 )
 # An organism the query names against a name of an unspecified organism (J18.9 *Pneumonia,
 # unspecified organism* for "pneumonia caused by Streptococcus pneumoniae"); not one it rules out.
@@ -111,7 +111,7 @@ _SEPSIS = re.compile(
 # A fracture is traumatic unless said to be pathological (ICD-10-CM's default): a traumatic one's
 # name states its encounter "for closed fracture" or "for open fracture", a pathological one's says so.
 _PATHOLOGICAL_FRACTURE = re.compile(r"\b(?:pathologic(?:al)?|stress|fatigue|insufficiency|fragility) (?:fractures?|fx)\b")
-_PATHOLOGICAL = re.compile(rf"\bosteoporo\w*|{_PATHOLOGICAL_FRACTURE.pattern}")
+_OSTEOPOROTIC = re.compile(r"\bosteoporo\w*")  # a fracture of a known osteoporosis is pathological (M80)
 _TRAUMATIC = re.compile(r"\b(?:closed|open) fracture\b")
 
 # The columns detail agreement adds to the features (each 0 or 1).
@@ -170,6 +170,7 @@ class Details:
         spans = [" ".join(spans) for spans in _NEGATED.findall(plain)] + _NEGATED_AFTER.findall(plain)
         negated = frozenset(tokens(" ".join(spans))) - _JOINING
         unnegated = _NEGATED.sub(";", _NEGATED_AFTER.sub(";", plain))
+        pathological_fracture = bool(_PATHOLOGICAL_FRACTURE.search(unnegated))
         return cls(
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),
@@ -182,12 +183,12 @@ class Details:
             _history(unnegated),  # "no family history" states none
             _dominance(folded),
             bool(_ELSEWHERE.search(folded)),
-            frozenset(_KIND_NAMES[int(match.lastgroup[1:])] for match in _KIND.finditer(unnegated) if match.lastgroup),
+            frozenset(_KIND_PATTERNS[int(match.lastgroup[1:])][0] for match in _KIND.finditer(unnegated) if match.lastgroup),
             bool(_CAUSE.search(unnegated)),
             bool(_UNSPECIFIED_ORGANISM.search(folded)),
             bool(_SEPSIS.search(unnegated)),
-            bool(_PATHOLOGICAL.search(unnegated)),
-            bool(_PATHOLOGICAL_FRACTURE.search(unnegated)),
+            pathological_fracture or bool(_OSTEOPOROTIC.search(unnegated)),
+            pathological_fracture,
             bool(_TRAUMATIC.search(folded)),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
