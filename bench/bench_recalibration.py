@@ -38,13 +38,13 @@ from app.search.service import SearchService  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.bench_everyday import SETS as EVERYDAY  # noqa: E402
 from bench.bench_ranking import generated_items, reliability  # noqa: E402
+from bench.bench_understanding import DEVELOPMENT  # noqa: E402
 from bench.bench_understanding import SETS as UNDERSTANDING  # noqa: E402
 from bench.common import read_gold, record  # noqa: E402
 from indexer.encoders import default_model_dir  # noqa: E402
 from indexer.encoders.manifest import CALIBRATION_FILE  # noqa: E402
 
 K = 10
-DEVELOPMENT = ("a", "c", "d", "e")  # the understanding sets the step is fitted on (b is only checked)
 BASE_THRESHOLD = 0.3  # the confidence threshold bench_ranking chose on the ranker's own scale (no step)
 BASE_LOGIT = float(np.log(BASE_THRESHOLD / (1 - BASE_THRESHOLD)))  # a step maps it to its own threshold
 Tops = list[tuple[float, bool, bool]]  # per query: the top row's logit, whether it is right, whether the query has an answer

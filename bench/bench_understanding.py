@@ -65,12 +65,12 @@ SETS = {
     "d": {"icd10cm": "understanding_icd10cm_d.tsv", "hpo": "understanding_hpo_d.tsv"},
     "e": {"icd10cm": "understanding_icd10cm_e.tsv", "hpo": "understanding_hpo_e.tsv"},
 }
-SEEN_BY_CALIBRATION = {  # bench/bench_recalibration.py
-    "a": "the confidence's second Platt step was fitted on this set's top rows with others",
-    "b": "neither the ranker nor the recalibration ever saw this set",
-    "c": "the confidence's second Platt step was fitted on this set's top rows with others",
-    "d": "the confidence's second Platt step was fitted on this set's top rows with others",
-    "e": "the confidence's second Platt step was fitted on this set's top rows with others",
+DEVELOPMENT = ("a", "c", "d", "e")  # the sets the confidence's second Platt step is fitted on (bench/bench_recalibration.py)
+SEEN_BY_CALIBRATION = {
+    name: "the confidence's second Platt step was fitted on this set's top rows with others"
+    if name in DEVELOPMENT
+    else "neither the ranker nor the recalibration ever saw this set"
+    for name in SETS
 }
 TITLES = {
     "a": "Understanding: everyday queries per kind, knowledge on and off",
