@@ -34,7 +34,13 @@ weakest on: HPO clinician, lay and parent phrasings (50 each); ICD-10-CM shortha
 keywords and specific diagnoses (40 each). Its first figures were recorded before anything was
 changed after reading it.
 
-    python bench/bench_understanding.py [--set a|b|c|d|e] [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
+Set f (``understanding_icd10cm_f.tsv``, ``understanding_hpo_f.tsv``: 200 and 150 queries, 25 of each
+kind: ICD-10-CM shorthand, history, lay, coder, specific, misspelled, other_system and hierarchy;
+HPO clinician, lay, parent, misspelled, other_system and hierarchy) was written the same way on
+2026-11-30, a fourth development set, a day after the others and after the rules and rows they
+led to; its first figures were recorded before anything was changed after reading it.
+
+    python bench/bench_understanding.py [--set a|b|c|d|e|f] [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ SETS = {
     "c": {"icd10cm": "understanding_icd10cm_c.tsv", "hpo": "understanding_hpo_c.tsv"},
     "d": {"icd10cm": "understanding_icd10cm_d.tsv", "hpo": "understanding_hpo_d.tsv"},
     "e": {"icd10cm": "understanding_icd10cm_e.tsv", "hpo": "understanding_hpo_e.tsv"},
+    "f": {"icd10cm": "understanding_icd10cm_f.tsv", "hpo": "understanding_hpo_f.tsv"},
 }
 DEVELOPMENT = ("a", "c", "d", "e")  # the sets the confidence's second Platt step is fitted on (bench/bench_recalibration.py)
 SEEN_BY_CALIBRATION = {
@@ -79,6 +86,8 @@ TITLES = {
     "d": "Understanding, set d (development: other vocabularies' labels, other hierarchies): everyday queries per kind, "
     "knowledge on and off",
     "e": "Understanding, set e (development: clinician, lay, parent and coder phrasings): everyday queries per kind, "
+    "knowledge on and off",
+    "f": "Understanding, set f (development: every kind of both systems, written 2026-11-30): everyday queries per kind, "
     "knowledge on and off",
 }
 Item = GoldItem
