@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from app.search import measures
 from indexer.lexical.normalise import fold, tokens
 
 _SIDE = re.compile(r"\b(right|left|bilateral|both)\b")
@@ -70,7 +71,8 @@ _NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not dis
 # Kinds a query and a name can each name, by family: a name naming only others of the family than
 # the query turns the meaning over. ICD-10-CM codes a joint's subluxation (a partial dislocation),
 # dislocation and sprain apart below categories named for two ("Dislocation and sprain of joints and
-# ligaments of elbow"); a course; a long bone's end ("lower end of radius": distal) and the bone.
+# ligaments of elbow"); a course; a long bone's end ("lower end of radius": distal) and the bone; a
+# sickle-cell disease's genotype (D57.0 Hb-SS, D57.2 Hb-SC, D57.4 with thalassemia).
 _KINDS = {
     "injury": (
         ("subluxation", "subluxations?|subluxed|partial dislocation|partially dislocated"),
@@ -84,6 +86,7 @@ _KINDS = {
         ("tibia", "tibia|tibial"), ("fibula", "fibula|fibular"), ("clavicle", "clavicle|clavicular"),
         ("scapula", "scapula|scapular"),
     ),
+    "sickle": (("hb-ss", "hb-?ss|hb ss"), ("hb-sc", "hb-?sc|hb-c"), ("sickle thalassemia", "sickle-cell thalassemia|hbs-beta")),
 }  # fmt: skip
 # A kind the index also files under another of its family: a subluxation under a dislocation where
 # none is coded apart ("pathological subluxation of hip": M24.35- *Pathological dislocation*), a
@@ -102,16 +105,69 @@ _CAUSE = re.compile(
     r"(?!\s*(?:negative|neg\b|load))"
 )
 _UNSPECIFIED_ORGANISM = re.compile(r"\bunspecified organism\b")
+# A fracture is traumatic unless said to be pathological (ICD-10-CM's default): a traumatic one's
+# name states its encounter "for closed fracture" or "for open fracture", a pathological one's says so.
+_PATHOLOGICAL_FRACTURE = r"\b(?:pathologic(?:al)?|stress|fatigue|insufficiency|fragility) (?:fractures?|fx)\b"
+_OSTEOPOROTIC = r"\bosteoporo\w*"  # a fracture of a known osteoporosis is pathological (M80)
+_PATHOLOGICAL = re.compile(f"{_PATHOLOGICAL_FRACTURE}|{_OSTEOPOROTIC}")
 # Sepsis is coded only when said (an infection with an organism is no sepsis: "UTI 2/2 E. coli" is
 # N39.0 with B96.20, not A41.51); a septic joint, bursa or embolus is no sepsis, and "urosepsis" has
 # no code of its own (the provider is asked).
-_SEPSIS = re.compile(
+_SEPSIS = (
     r"\b(?:sepsis|septicemia|septicaemia|candidemia|candidaemia|septic(?!\s+(?:arthritis|bursitis|emboli\w*|tenosynovitis)))\b"
 )
-# A fracture is traumatic unless said to be pathological (ICD-10-CM's default): a traumatic one's
-# name states its encounter "for closed fracture" or "for open fracture", a pathological one's says so.
-_PATHOLOGICAL_FRACTURE = re.compile(r"\b(?:pathologic(?:al)?|stress|fatigue|insufficiency|fragility) (?:fractures?|fx)\b")
-_OSTEOPOROTIC = re.compile(r"\bosteoporo\w*")  # a fracture of a known osteoporosis is pathological (M80)
+# What a name states that ICD-10-CM codes only when the query says so, and the words that say it:
+# (what, the name's words, the query's). A drug named beside a condition is its treatment, not its
+# adverse effect or a poisoning ("HTN on amlodipine" is I10, not T46.1X5A); a complication of a
+# device only when a device is named ("UTI" is N39.0, not T83.511A); a fall (W00-W19) only when one
+# is told ("out of breath climbing the stairs" is no W10); a fracture's delayed healing, nonunion or
+# malunion only when said (a follow-up is routine healing, the 7th character D).
+_CODED_WHEN_SAID = (
+    ("sepsis", _SEPSIS, rf"{_SEPSIS}|\bblood poisoning\b"),
+    (
+        "pathological fracture",
+        rf"{_PATHOLOGICAL_FRACTURE}|\bcollapsed vertebra|\batypical femoral fracture",
+        rf"{_PATHOLOGICAL.pattern}|\b(?:path fx|atypical|collaps\w*|non-?traumatic|low[- ]trauma|metasta\w*|neoplas\w*|lytic)\b",
+    ),
+    (
+        "drug effect",
+        r"\b(?:adverse effect|underdosing|toxic effect) of\b|^poisoning by\b",
+        r"\b(?:advers\w*|side[- ]?effects?|reactions?|toxic\w*|poison\w*|overdos\w*|underdos\w*|intoxicat\w*|induced|"
+        r"ingest\w*|swallowed|allerg\w*|too (?:much|many)|accidental\w*|self[- ]harm|suicid\w*|exposures?|exposed|"
+        r"inhal(?:ed|ing|ation)|bites?|bitten|stings?|stung|envenom\w*|missed|skipp\w*|ran out|non-?complian\w*|"
+        r"non-?adheren\w*|not taking|stopped taking|caused by|due to|secondary to|from)\b",
+    ),
+    (
+        "device complication",
+        r"^(?:(?:(?:(?:other|unspecified|local|bloodstream) )?infection(?: and inflammatory reaction)?|embolism|fibrosis|"
+        r"hemorrhage|pain|stenosis|thrombosis|perforation) due to|(?:breakdown|obstruction) \(mechanical\) of|(?:displacement|"
+        r"leakage|protrusion|(?:other )?mechanical complication|(?:other specified|unspecified) complication|stenosis|"
+        r"dislocation|instability|mechanical loosening|periprosthetic osteolysis|wear of articular bearing surface|erosion|"
+        r"exposure) of|broken)"
+        r"\b.*\b(?:catheter|device|implant|graft|prosthe\w*|stent|shunt|electrode|lead|pump|mesh)s?\b"
+        r"|^capsular contracture of breast implant",
+        r"\b(?:catheters?|cath|foley|picc|port|lines?|devices?|implants?|implanted|grafts?|prosthe\w*|stents?|shunts?|electrodes?|"
+        r"(?:pacer|pacemaker|pacing|icd|lv|rv|ra) leads?|pumps?|pacemakers?|defibrillators?|aicd|valves?|mesh|hardware|fixation|"
+        r"plates?|screws?|rods?|tubes?|drains?|replacements?|arthroplast\w*|tkr|thr|tka|tha|transplant\w*|"
+        r"(?:av|arteriovenous|dialysis) fistula|dialysis|lvad|vad|ppm|icd|iud|filter|nail|wires?|pins?|cage|spacer|stimulator|"
+        r"pessary|expander|iol|lens|cabg|bypass|peg|avf)\b",
+    ),
+    (
+        "fall",
+        r"^(?:other |unspecified )?fall\b|^other and unspecified fall\b|^slipping, tripping and stumbling without falling|"
+        r"^jumping or diving",
+        r"\b(?:falls?|fell|falling(?! asleep)|fallen|slip(?:s|ped|ping)?(?! (?:disc|disk|capital))|trip(?:s|ped|ping)?|"
+        r"tumbl\w*|stumbl\w*|glf|ground[- ]level|found down|jump\w*|div(?:e|ed|ing))\b",
+    ),
+    (
+        "delayed healing",
+        r"\b(?:delayed healing|delayed union|nonunion|malunion)\b",
+        r"\b(?:delayed (?:healing|union)|slow(?:ly)? (?:to )?heal\w*|not heal\w*|non-?heal\w*|poorly heal\w*|non-?union|"
+        r"mal-?union|malunit\w*|ununited|malalign\w*|pseudo-?arthros\w*|failed to (?:heal|unite))\b",
+    ),
+)
+_REQUIRES = [(what, re.compile(named)) for what, named, _ in _CODED_WHEN_SAID]
+_LICENSES = [(what, re.compile(said)) for what, _, said in _CODED_WHEN_SAID]
 _TRAUMATIC = re.compile(r"\b(?:closed|open) fracture\b")
 
 # The columns detail agreement adds to the features (each 0 or 1).
@@ -132,7 +188,9 @@ DETAIL_FEATURES = (
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
     # fracture (one not said to be open is coded closed, one not said to be nondisplaced displaced), a
     # history (a condition not said to be past is present), the dominance a side does not default to,
-    # a code listed only beside another ("... classified elsewhere"), a sepsis, a pathological fracture
+    # a code listed only beside another ("... classified elsewhere"), or what :data:`_CODED_WHEN_SAID`
+    # codes only when said (a sepsis, a pathological fracture, a drug's effect, a device's
+    # complication, a fall, a fracture's delayed healing) and the query does not say
     "billable",  # a code to record (a leaf)
 )
 
@@ -153,9 +211,9 @@ class Details:
     kinds: frozenset[tuple[str, str]] = frozenset()  # (family, kind) of :data:`_KINDS` named
     cause: bool = False  # names an organism
     unspecified_organism: bool = False
-    sepsis: bool = False
     pathological: bool = False  # says a fracture is not traumatic (osteoporotic, pathological, stress)
-    pathological_fracture: bool = False  # names a pathological (or stress) fracture
+    requires: frozenset[str] = frozenset()  # what of :data:`_CODED_WHEN_SAID` it names
+    licenses: frozenset[str] = frozenset()  # what of :data:`_CODED_WHEN_SAID` it says
     traumatic: bool = False  # a fracture's name with a traumatic fracture's encounter
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
@@ -170,12 +228,11 @@ class Details:
         spans = [" ".join(spans) for spans in _NEGATED.findall(plain)] + _NEGATED_AFTER.findall(plain)
         negated = frozenset(tokens(" ".join(spans))) - _JOINING
         unnegated = _NEGATED.sub(";", _NEGATED_AFTER.sub(";", plain))
-        pathological_fracture = bool(_PATHOLOGICAL_FRACTURE.search(unnegated))
         return cls(
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),
             encounter,
-            frozenset(_NUMBER.findall(folded)) | _ranged(folded) | frozenset(_SEVERITY.findall(folded)),
+            frozenset(_NUMBER.findall(measures.strip(folded))) | _ranged(folded) | frozenset(_SEVERITY.findall(folded)),
             bool(_WITHOUT.search(folded)),
             bool(_WITH.search(folded)),
             bool(_OPEN.search(folded)),
@@ -186,9 +243,9 @@ class Details:
             frozenset(_KIND_PATTERNS[int(match.lastgroup[1:])][0] for match in _KIND.finditer(unnegated) if match.lastgroup),
             bool(_CAUSE.search(unnegated)),
             bool(_UNSPECIFIED_ORGANISM.search(folded)),
-            bool(_SEPSIS.search(unnegated)),
-            pathological_fracture or bool(_OSTEOPOROTIC.search(unnegated)),
-            pathological_fracture,
+            bool(_PATHOLOGICAL.search(unnegated)),
+            frozenset(what for what, pattern in _REQUIRES if pattern.search(unnegated)),
+            frozenset(what for what, pattern in _LICENSES if pattern.search(unnegated)),
             bool(_TRAUMATIC.search(folded)),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
@@ -232,7 +289,10 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
     number_conflict = bool(query.numbers) and bool(name.numbers) and not number_agree
     with_conflict = (
         (query.without and name.with_ and not name.without)
-        or (query.with_ and not query.without and not query.negated and name.without)
+        # "with" said against a name only of "without" ("T2DM with neuropathy": not E11.9 "... without
+        # complications"); a name stating its own "with" too says what else is not there (E10.10
+        # "... with ketoacidosis without coma" for "T1DM with DKA")
+        or (query.with_ and not query.without and not query.negated and name.without and not name.with_)
         or bool(query.negated & name.stated)  # "no coma" against "... with coma"
         or bool(query.said & name.negated)  # "migraine with aura" against "Migraine without aura"
         or (query.history is not None and name.history is not None and query.history != name.history)
@@ -247,8 +307,7 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or (name.history is not None and query.history is None)
         or (query.dominance is None and name.dominance is not None and default_dominance not in (None, name.dominance))
         or (name.elsewhere and not query.elsewhere)
-        or (name.sepsis and not query.sepsis)
-        or (name.pathological_fracture and not query.pathological)
+        or bool(name.requires - query.licenses)
     )
     return tuple(
         float(v)

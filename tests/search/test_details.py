@@ -91,6 +91,10 @@ def test_with_and_without() -> None:
         ("GERD with esophagitis, not bleeding", "Gastro-esophageal reflux disease without esophagitis", 1.0),
         ("GERD with esophagitis, not bleeding", "Gastro-esophageal reflux disease with esophagitis, without bleeding", 0.0),
         ("concussion with loss of consciousness", "Concussion without loss of consciousness", 1.0),
+        # "with" said against a name only of "without"; one stating its own "with" says what else is not there
+        ("type 2 diabetes with neuropathy", "Type 2 diabetes mellitus without complications", 1.0),
+        ("T1DM with DKA", "Type 1 diabetes mellitus with ketoacidosis without coma", 0.0),
+        ("acute cholecystitis with gallstones", "Calculus of gallbladder with acute cholecystitis without obstruction", 0.0),
         # a negation written after its words
         ("laceration, nail not involved", "Laceration without foreign body of finger with damage to nail", 1.0),
         ("laceration, nail not involved", "Laceration with foreign body of finger without damage to nail", 0.0),
@@ -289,6 +293,19 @@ def test_a_long_bones_end_and_the_bone_itself_are_sites_told_apart(query: str, n
 @pytest.mark.parametrize(
     ("query", "name", "conflict"),
     [
+        ("sickle cell anemia, Hb-SS disease, acute chest", "Sickle-cell/Hb-C disease with acute chest syndrome", 1.0),
+        ("sickle cell anemia, Hb-SS disease, acute chest", "Hb-SS disease with acute chest syndrome", 0.0),
+        ("HbSC disease in crisis", "Hb-SS disease with crisis, unspecified", 1.0),
+        ("sickle cell crisis", "Sickle-cell/Hb-C disease with crisis", 0.0),  # no genotype said
+    ],
+)
+def test_a_sickle_cell_diseases_genotypes_are_told_apart(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
         ("lobar pneumonia caused by Haemophilus influenzae", "Lobar pneumonia, unspecified organism", 1.0),
         ("MSSA sepsis", "Sepsis, unspecified organism", 1.0),
         ("bronchopneumonia", "Bronchopneumonia, unspecified organism", 0.0),  # no cause said
@@ -313,6 +330,40 @@ def test_an_organism_said_is_no_unspecified_organism(query: str, name: str, conf
     ],
 )
 def test_a_sepsis_is_coded_only_when_said(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["default_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        # a drug beside a condition is its treatment, not its adverse effect or a poisoning
+        ("hypertension on nifedipine", "Adverse effect of calcium-channel blockers, initial encounter", 1.0),
+        ("rash from amoxicillin, allergic reaction", "Adverse effect of penicillins, initial encounter", 0.0),
+        ("low potassium after furosemide", "Poisoning by loop [high-ceiling] diuretics, accidental (unintentional)", 1.0),
+        ("took too many paracetamol", "Poisoning by 4-Aminophenol derivatives, intentional self-harm", 0.0),
+        ("rattlesnake bite", "Toxic effect of venom of rattlesnake, accidental (unintentional)", 0.0),
+        # a complication of a device only when a device is named
+        ("urinary tract infection", "Infection and inflammatory reaction due to indwelling urethral catheter", 1.0),
+        ("UTI from her foley", "Infection and inflammatory reaction due to indwelling urethral catheter", 0.0),
+        ("infected knee replacement", "Infection and inflammatory reaction due to internal right knee prosthesis", 0.0),
+        ("s/p CABG", "Presence of aortocoronary bypass graft", 0.0),  # a status, no complication
+        ("hip pain", "Broken internal right hip prosthesis, initial encounter", 1.0),
+        ("broken hip replacement", "Broken internal right hip prosthesis, initial encounter", 0.0),
+        ("jammed finger", "Dislocation of interphalangeal joint of right index finger, initial encounter", 0.0),  # no device
+        # a fall only when one is told
+        ("short of breath on stairs", "Fall (on) (from) unspecified stairs and steps, initial encounter", 1.0),
+        ("slipped on the stairs", "Fall (on) (from) unspecified stairs and steps, initial encounter", 0.0),
+        ("slipped disc", "Fall on same level from slipping, tripping and stumbling, initial encounter", 1.0),
+        # a fracture's healing is routine unless said otherwise
+        (
+            "wrist fracture follow-up, healing well",
+            "Colles' fracture of left radius, subsequent encounter with delayed healing",
+            1.0,
+        ),
+        ("tibia fracture, nonunion", "Fracture of shaft of right tibia, subsequent encounter with nonunion", 0.0),
+    ],
+)
+def test_what_is_coded_only_when_said(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["default_conflict"] == conflict
 
 
