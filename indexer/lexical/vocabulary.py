@@ -50,8 +50,10 @@ class Vocabulary:
         self.label_tokens = label_tokens
         self._frequency = np.bincount(label_tokens.indices, minlength=label_tokens.shape[1])
         self._by_initial: dict[str, list[str]] = defaultdict(list)
+        self._by_second: dict[str, list[str]] = defaultdict(list)  # a silent first letter left out: "soriasis"
         for word in self._words:
             self._by_initial[word[:1]].append(word)
+            self._by_second[word[1:2]].append(word)
         self._labels = max(label_tokens.shape[0], 1)
         if by_sound is not None:
             self.__dict__["by_sound"] = by_sound
@@ -150,7 +152,9 @@ class Vocabulary:
         if hi > lo:
             held = np.diff(self._postings.indptr[lo : hi + 1])
             return self._words[lo + int(np.argmax(held))]
-        candidates = [w for w in self._by_initial.get(word[:1], ()) if abs(len(w) - len(word)) <= 2]
+        initial = word[:1]
+        near = (*self._by_initial.get(initial, ()), *self._by_second.get(initial, ()))
+        candidates = [w for w in near if abs(len(w) - len(word)) <= 2]
         # Close by either measure: the ratio (an insertion or deletion one edit, a substitution two)
         # or the Damerau-Levenshtein similarity (a substitution or transposition one edit), scored
         # by their mean ("bronchitus" is one substitution from "bronchitis").

@@ -61,6 +61,14 @@ def test_a_word_spelt_as_it_sounds_is_corrected_though_it_starts_otherwise() -> 
     assert vocabulary.correction("qwxzv") is None
 
 
+def test_a_word_typed_without_its_silent_first_letter_is_corrected() -> None:
+    """ "sorriasis" is as close to the rare "siriasis" (same first letter) as to "psoriasis" with its
+    silent "p" left out: the commoner word is meant."""
+    vocabulary = Vocabulary.from_texts(["Psoriasis", "Psoriasis vulgaris", "Psoriatic arthritis psoriasis", "Siriasis"])
+    assert vocabulary.correction("sorriasis") == "psoriasis"
+    assert vocabulary.correction("soriasis") == "psoriasis"
+
+
 def test_a_word_spelled_as_it_sounds_is_the_word_it_sounds_like() -> None:
     """ "hypotonya" is one edit from "hypotony" (a deletion) and from "hypotonia" (a substitution),
     nearer the first by the ratio, but spoken as the second ("y" as "i"); likewise "ph" as "f", a
