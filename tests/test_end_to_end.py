@@ -183,6 +183,11 @@ def test_the_readme_search_example_is_what_the_service_answers(client: TestClien
         ("hx of stroke 2018", "icd10cm", ("Z86.73",), "'2018' left out"),  # a personal history, not the family's
         ("h/o NSTEMI", "icd10cm", ("I25.2",), "as 'old myocardial infarction'"),  # ICD-10-CM's index: not a Z code
         ("FHx of colon cancer", "icd10cm", ("Z80.0",), "'FHx of' as 'family history of'"),
+        # measurements: a value out of range as its finding, a score left out (no CKD stage 3)
+        ("K 2.8 on admission labs", "hpo", ("HP:0002900",), "'K 2.8' as 'hypokalemia'"),
+        ("platelets 38 x10^9/L", "hpo", ("HP:0001873",), "as 'thrombocytopenia'"),
+        ("paroxysmal AF, CHA2DS2-VASc 3", "icd10cm", ("I48.0",), "'CHA2DS2-VASc 3' left out"),
+        ("DVT R LE", "icd10cm", ("I82.40", "I82.41", "I82.42", "I82.43", "I82.44", "I82.49", "I82.4Y", "I82.4Z"), "as 'lower extremity'"),
     ],
 )
 def test_the_grammar_and_abbreviations_in_context_land_first_saying_what_they_read(
@@ -254,6 +259,12 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         ("dislocated left elbow", {"system": "icd10cm", "billable": "true"}, "S53.105A", 1),
         # a cause said is no unspecified organism (J18.1 Lobar pneumonia, unspecified organism)
         ("lobar pneumonia due to pneumococcus", {"system": "icd10cm"}, "J13", 1),
+        # a drug beside a condition is its treatment, no adverse effect (T46.1X5A); a fall only when told (W10)
+        ("hypertension on nifedipine 30mg", {"system": "icd10cm"}, "I10", 1),
+        ("short of breath walking up stairs", {"system": "icd10cm"}, "R06.02", 1),
+        # a follow-up of a fracture is routine healing (D), not delayed (G); "with" said is no name only of "without"
+        ("Colles fracture right wrist, follow-up, healing as expected", {"system": "icd10cm"}, "S52.531D", 1),
+        ("type 1 DM with DKA", {"system": "icd10cm", "billable": "true"}, "E10.10", 1),
         # a distal fracture is at the bone's lower end (S89.022A is the upper end's)
         ("Salter-Harris II fracture of the distal left tibia, initial encounter", {"system": "icd10cm"}, "S89.122A", 1),
         # a subcategory's inclusion term applies to its codes (S72.00 "Fracture of hip NOS")

@@ -18,7 +18,10 @@ the rules in its ``why``. In order:
 - **injuries as people say them**: "pulled" or "strained" a part → "strain of", "sprained" or
   "twisted" → "sprain of" ("pulled hamstring" → "strain of hamstring");
 - **sites and courses**: "ca" of an organ → "cancer" ("colon ca"), "AE" of an obstructive airway
-  disease → "acute exacerbation" ("COPD w/ AE");
+  disease → "acute exacerbation" ("COPD w/ AE"), an uncontrolled diabetes → "with hyperglycemia";
+- **measurements**: a lab value or vital sign outside its range as its finding ("Na 128" →
+  "hyponatremia", "HR 140" → "tachycardia"), a score or a value in range left out ("CHA2DS2-VASc
+  3"; :mod:`app.search.measures`);
 - **dates** left out: a year or a month and year ("hx of MI 2019", "s/p CABG 3/2015") codes
   nothing and reads as something else (COVID-19);
 - **numbers**: roman numerals of a stage, grade, type or class as digits ("stage IV" → "stage
@@ -45,6 +48,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from app.search import measures
 
 STATUS_SYSTEMS = frozenset({"icd10cm"})  # terminologies with codes for history and status
 # Ordinary English words that are also abbreviations of the tables ("HE", "AS", "ALL", "MS"): read
@@ -187,6 +192,12 @@ _ORGANS = (
     r"tongue|laryngeal|testicular|brain|bone|anal|bile duct"
 )
 CANCER = re.compile(rf"\b({_ORGANS})\s+ca\b|\bca\s+(?:of\s+(?:the\s+)?)?({_ORGANS})\b", re.IGNORECASE)
+# A diabetes said to be uncontrolled is coded "with hyperglycemia" (ICD-10-CM's index: "Diabetes,
+# uncontrolled, meaning hyperglycemia").
+DIABETES = re.compile(r"\b(?:t[12]dm|dm ?[12]?|diabetes|diabetic|iddm|niddm)\b", re.IGNORECASE)
+UNCONTROLLED = re.compile(
+    r"\b(?:uncontrolled|(?:poorly|inadequately|suboptimally|not well|not) controlled|out of control)\b", re.IGNORECASE
+)
 AIRWAY = re.compile(r"\b(?:COPD|asthma|bronchiectasis|emphysema|chronic bronchitis)\b", re.IGNORECASE)
 EXACERBATION = re.compile(r"(?<!\w)AE(?!\w)")
 # A year (1900-2099), or a month and year, standing alone: "MI 2019", "CABG 3/2015", "(2015)".
@@ -368,6 +379,18 @@ def _personal_history(finding: str) -> str:
     return "old myocardial infarction" if _INFARCTION.match(finding.strip()) else f"personal history of {finding}"
 
 
+def _measurements(reading: Reading) -> None:
+    """A lab value or vital sign outside its range as its finding, a score or a value within its
+    range left out (:mod:`app.search.measures`); a query that is only values is kept as typed."""
+    before, said = reading.text, len(reading.said)
+    reading.sub(measures.BLOOD_PRESSURE, measures.pressure)
+    reading.sub(measures.MEASUREMENT, measures.measurement)
+    if re.search(r"[^\W\d]", reading.text):
+        reading.text = re.sub(r"\s+([,;])", r"\1", reading.text)
+    else:
+        reading.text, reading.said[said:] = before, []
+
+
 def _subject(match: re.Match[str]) -> str:
     """What is left of "he is", "my son keeps", "I have": a verb that carries meaning stays ("can't")."""
     kept = re.search(r"(can't|cannot|doesn't|does not|won't)\s*$", match.group(0), re.IGNORECASE)
@@ -383,11 +406,14 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     reading.sub(_MY, "")
     for pattern, replacement in SHORTHAND:
         reading.sub(pattern, replacement)
+    _measurements(reading)
     for pattern, side in SIDES + (EAR_SIDES if EAR.search(reading.text) else []):
         reading.sub(pattern, side)
     for pattern, replacement in INJURED:
         reading.sub(pattern, replacement)
     reading.sub(CANCER, lambda m: f"{m.group(1)} cancer" if m.group(1) else f"cancer of {m.group(2)}")
+    if DIABETES.search(reading.text):
+        reading.sub(UNCONTROLLED, "with hyperglycemia")
     if AIRWAY.search(reading.text):
         reading.sub(EXACERBATION, "acute exacerbation")
     if re.search(r"[^\W\d]{2}", DATE.sub(" ", reading.text)):  # a date alone is kept: it is the query

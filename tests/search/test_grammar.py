@@ -68,6 +68,8 @@ def test_sides(query: str, text: str, said: list[str]) -> None:
         ("low ca", "low ca", []),  # calcium, not a cancer: no organ
         ("COPD w/ AE", "COPD with acute exacerbation", ["'w/' as 'with'", "'AE' as 'acute exacerbation'"]),
         ("AE after vaccine", "AE after vaccine", []),  # an adverse event: no airway disease
+        ("DM2 poorly controlled", "DM2 with hyperglycemia", ["'poorly controlled' as 'with hyperglycemia'"]),
+        ("uncontrolled hypertension", "uncontrolled hypertension", []),  # no diabetes
         ("DVT 2019", "DVT", ["'2019' left out"]),
         ("CABG in 3/2015", "CABG", ["'in 3/2015' left out"]),
         ("gout (2021)", "gout", ["'(2021)' left out"]),
