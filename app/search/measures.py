@@ -125,11 +125,9 @@ INCIDENTAL = (
 # 25 g IV", "T 30 min"); not of another fluid than blood ("urine WBC 25"), an ionized calcium or a vitamin.
 _VALUE = r"(?:\s*(?:of|was|is|=|:)\s*|\s*)(\d+(?:\.\d+)?)(?!\s*[-+]\s*\d|\s*\+)"
 _NOT_BLOOD = r"(?<!urine )(?<!ua )(?<!csf )(?<!fluid )(?<!ionized )(?<!ionised )(?<!vitamin )"
-_UNITS = (
-    r"%|(?:x\s*10\^?9|10\^?9)/l|k/ul|/ul|/mm3|cells/ul|mmol/mol|mmol/l|mmol|meq/l|meq|mg/dl|g/dl|g/l|mg/l|ng/ml|u/l|iu/l|"
-    r"mm/hr?|umol/l|µmol/l|micromol/l|°?\s*[cf]\b|degrees? [cf]\b|celsius|fahrenheit|bpm|/min|beats per minute|"
-    r"breaths per minute|percent|k\b"
-)
+# Every unit an analyte is written in, the longest first ("mmol/mol" before "mmol").
+_WRITTEN_UNITS = {written for analyte in ANALYTES for unit in analyte.units for written in unit.written.split("|")}
+_UNITS = "|".join(sorted(_WRITTEN_UNITS, key=len, reverse=True))
 MEASUREMENT = re.compile(
     rf"(?<![\w/]){_NOT_BLOOD}(?:({'|'.join(f'(?:{a.names})' for a in ANALYTES)})|({INCIDENTAL})){_VALUE}"
     rf"(?:\s*({_UNITS}))?(?!\w)(?!\s*(?:mg|mcg|g|ml|units?|mins?|minutes|hrs?|hours|days?|cm|mm)\b)",
