@@ -265,6 +265,11 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         # a follow-up of a fracture is routine healing (D), not delayed (G); "with" said is no name only of "without"
         ("Colles fracture right wrist, follow-up, healing as expected", {"system": "icd10cm"}, "S52.531D", 1),
         ("type 1 DM with DKA", {"system": "icd10cm", "billable": "true"}, "E10.10", 1),
+        # a word a name also says outside its negation is not negated: "... pregnancy without intrauterine
+        # pregnancy" negates no pregnancy (was O00.80 *Other ectopic pregnancy*, and O00.211 *... with
+        # intrauterine pregnancy*, a heterotopic one)
+        ("ectopic pregnancy", {"system": "icd10cm", "billable": "true"}, "O00.90", 1),
+        ("ovarian pregnancy, right", {"system": "icd10cm"}, "O00.201", 1),
         # a distal fracture is at the bone's lower end (S89.022A is the upper end's)
         ("Salter-Harris II fracture of the distal left tibia, initial encounter", {"system": "icd10cm"}, "S89.122A", 1),
         # a subcategory's inclusion term applies to its codes (S72.00 "Fracture of hip NOS")

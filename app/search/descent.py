@@ -152,7 +152,7 @@ class Descent:
             named_default.append(any(label_key(text) == category for text in self._release_names(child)))
             named, words = self.details(child), self._tokens(child)
             kind.append(kinds.setdefault(replace(named, said=frozenset()), len(kinds)))  # what agreement() reads
-            negated_only = named.negated - named.said  # "not intractable, without status migrainosus"
+            negated_only = named.negated  # "not intractable, without status migrainosus"
             named_words = self._named(child) | self._inherited(child, row)
             selecting.append([ids.setdefault(t, len(ids)) for t in named_words - parent - negated_only - NEUTRAL])
             added = sorted(words - parent - NEUTRAL)

@@ -27,8 +27,22 @@ _ENCOUNTER = (
     ("initial", re.compile(r"\b(?:initial|first (?:visit|encounter|presentation)|new injury|acute injury|ed visit)\b")),
 )
 _NUMBER = re.compile(r"\b(\d{1,2}[a-z]?)\b")
-# Severity grades, compared as numbers are ("bipolar I, manic, severe": F31.13 "..., severe", not "..., mild").
-_SEVERITY = re.compile(r"\b(mild|moderate|severe|profound)\b")
+# Severity grades, compared as numbers are ("bipolar I, manic, severe": F31.13 "..., severe", not "..., mild");
+# a note's "mod" is moderate. A name's grade the query does not state is a default conflict: the
+# ungraded concept or unspecified code is the one meant ("MDD, recurrent": F33.9, not F33.1 "...,
+# moderate"; "small head": *Microcephaly*, not *Mild microcephaly*); a grade in parentheses only
+# glosses the word before it (E66.01 "Morbid (severe) obesity ...").
+_SEVERITY = re.compile(r"\b(mild|moderate|mod|severe|profound)\b")
+_SEVERITIES = {"mod": "moderate"}
+_GLOSS = re.compile(r"\([^()]*\)")
+# A grade that is part of what a name names, not a grade of it ("septic shock" is R65.21 *Severe
+# sepsis with septic shock*).
+_NAMED_GRADE = re.compile(r"\bsevere (?:sepsis|combined immuno\w*|acute respiratory syndrome|myoclonic epilepsy)\b")
+# Both sides or one, either (HPO's *Bilateral ptosis*, *Unilateral cryptorchidism*), which a query that
+# states no side does not mean ("droopy eyelids", "undescended testicle"), and a query's one side. A
+# right or left name is no conflict: a category without an unspecified side's code codes one of them.
+_NAMED_SIDE = re.compile(r"\b(?:bilateral|unilateral)\b")
+_ONE_SIDE = re.compile(r"\b(?:unilateral|one[- ]sided|on one side|one of (?:his|her|my|their|the|your) \w+)\b")
 # A range a name states ("stage 1 through stage 4 chronic kidney disease"): each number in it.
 _RANGE = re.compile(r"\b(\d)\s+through\s+(?:stage\s+)?(\d)\b")
 _WITHOUT = re.compile(r"\b(?:without|w/o|with no)\b")
@@ -190,7 +204,8 @@ DETAIL_FEATURES = (
     # history (a condition not said to be past is present), the dominance a side does not default to,
     # a code listed only beside another ("... classified elsewhere"), or what :data:`_CODED_WHEN_SAID`
     # codes only when said (a sepsis, a pathological fracture, a drug's effect, a device's
-    # complication, a fall, a fracture's delayed healing) and the query does not say
+    # complication, a fall, a fracture's delayed healing) and the query does not say, or a side or a
+    # severity grade the query does not state
     "billable",  # a code to record (a leaf)
 )
 
@@ -218,6 +233,8 @@ class Details:
     negated: frozenset[str] = frozenset()  # word stems (tokens) of the negated qualifiers
     stated: frozenset[str] = frozenset()  # those of the qualifiers stated ("with ...", ", ..."), not negated
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
+    severity: frozenset[str] = frozenset()  # the grades it states (:data:`_SEVERITY`), glosses left out
+    sided: bool = False  # states a side (:data:`_NAMED_SIDE`) or, of a query, one side
 
     @classmethod
     def of(cls, text: str) -> Details:
@@ -226,13 +243,17 @@ class Details:
         encounter = next((name for name, pattern in _ENCOUNTER if pattern.search(folded)), None)
         plain = _NOT_A_NEGATION.sub(" ", folded)
         spans = [" ".join(spans) for spans in _NEGATED.findall(plain)] + _NEGATED_AFTER.findall(plain)
-        negated = frozenset(tokens(" ".join(spans))) - _JOINING
         unnegated = _NEGATED.sub(";", _NEGATED_AFTER.sub(";", plain))
+        said = frozenset(tokens(unnegated))
+        # A word the text also says outside a negation is not negated ("Unspecified ectopic pregnancy
+        # without intrauterine pregnancy" negates no pregnancy).
+        negated = frozenset(tokens(" ".join(spans))) - _JOINING - said
+        grades = frozenset(_SEVERITIES.get(grade, grade) for grade in _SEVERITY.findall(folded))
         return cls(
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),
             encounter,
-            frozenset(_NUMBER.findall(measures.strip(folded))) | _ranged(folded) | frozenset(_SEVERITY.findall(folded)),
+            frozenset(_NUMBER.findall(measures.strip(folded))) | _ranged(folded) | grades,
             bool(_WITHOUT.search(folded)),
             bool(_WITH.search(folded)),
             bool(_OPEN.search(folded)),
@@ -249,7 +270,9 @@ class Details:
             bool(_TRAUMATIC.search(folded)),
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
-            frozenset(tokens(unnegated)),
+            said,
+            frozenset(_SEVERITIES.get(g, g) for g in _SEVERITY.findall(_NAMED_GRADE.sub(" ", _GLOSS.sub(" ", folded)))),
+            bool(_NAMED_SIDE.search(folded) or _ONE_SIDE.search(folded)),
         )
 
 
@@ -308,6 +331,8 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or (query.dominance is None and name.dominance is not None and default_dominance not in (None, name.dominance))
         or (name.elsewhere and not query.elsewhere)
         or bool(name.requires - query.licenses)
+        or (name.sided and not (query.sided or query.sides))
+        or (bool(name.severity) and not query.severity)
     )
     return tuple(
         float(v)

@@ -381,3 +381,34 @@ def test_a_fracture_is_traumatic_unless_said_to_be_pathological(
 ) -> None:
     found = _features(query, name)
     assert (found["with_conflict"], found["default_conflict"]) == (float(conflict == "with"), float(conflict == "default"))
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        # a grade the query does not state: the ungraded concept, or the unspecified code, is meant
+        ("microcephaly", "Mild microcephaly", 1.0),
+        ("major depression, single episode", "Major depressive disorder, single episode, moderate", 1.0),
+        ("MDD single episode, mod", "Major depressive disorder, single episode, moderate", 0.0),
+        ("severe short stature", "Severe short stature", 0.0),
+        ("obesity, morbid", "Morbid (severe) obesity due to excess calories", 0.0),  # a gloss, not a grade
+        ("septic shock", "Severe sepsis with septic shock", 0.0),  # a name, not a grade
+        # both sides or one, either, when the query states no side
+        ("droopy eyelid", "Bilateral ptosis", 1.0),
+        ("droopy eyelid on one side", "Unilateral ptosis", 0.0),
+        ("droopy left eyelid", "Unilateral ptosis", 0.0),
+        ("undescended testicle", "Unilateral cryptorchidism", 1.0),
+        ("hip osteoarthritis", "Unilateral primary osteoarthritis, right hip", 1.0),
+        ("carpal tunnel", "Carpal tunnel syndrome, right upper limb", 0.0),  # right or left alone: no conflict
+    ],
+)
+def test_an_unstated_grade_or_side_is_a_default_conflict(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["default_conflict"] == conflict
+
+
+def test_a_word_said_outside_a_negation_is_not_negated() -> None:
+    name = Details.of("Unspecified ectopic pregnancy without intrauterine pregnancy")
+    assert name.negated == {"intrauterin"}
+    tubal = "Unspecified tubal pregnancy without intrauterine pregnancy"
+    assert _features("pregnancy, tubal", tubal)["with_conflict"] == 0.0
+    assert _features("intrauterine pregnancy", tubal)["with_conflict"] == 1.0
