@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 
 from app.settings import Settings
 from indexer.bundle import current_bundle, read_manifest
+from indexer.lexical.normalise import label_key
 from tests.real_data import DATA_DIR, ROOT, indexer, real_client
 
 pytestmark = pytest.mark.model
@@ -146,6 +147,39 @@ def test_every_vocabulary_row_names_its_code_as_the_release_does(client: TestCli
     tables = read_manifest(bundle).knowledge["vocabulary"]
     assert {"hpo_4", "icd10cm_l_q"} <= tables.keys()
     assert {name: table["unresolved"] for name, table in tables.items() if table["unresolved"]} == {}
+
+
+def test_a_vocabulary_phrasing_that_is_another_codes_name_was_judged_by_a_second_reader(client: TestClient) -> None:
+    """A phrasing that is (by :func:`label_key`) a release name or inclusion term of codes only outside
+    its row's lineage is a mistake or an ambiguity: every one left was judged and kept by a second reader
+    (docs/vocabulary_review_label_clash_v1.tsv), as "pulmonary tuberculosis" on A15 or "IgA nephropathy"
+    on N02.8 were not."""
+    bundle = client.app.state.service.bundle
+    release: dict[tuple[str, str], set[int]] = {}
+    for label, text in enumerate(bundle.label_text):
+        row = int(bundle.label_concept[label])
+        if bundle.label_knowledge[label] is None and (key := label_key(text or "")):
+            release.setdefault((bundle.concepts[row].system, key), set()).add(row)
+
+    def lineage(row: int) -> set[int]:
+        seen, todo = {row}, [row]
+        while todo:
+            above = set(bundle.concepts.parents[todo.pop()].tolist()) - seen
+            seen |= above
+            todo.extend(above)
+        return seen
+
+    clashes = set()
+    for label, text in enumerate(bundle.label_text):
+        if bundle.label_knowledge[label] == "vocabulary":
+            row = int(bundle.label_concept[label])
+            others = release.get((bundle.concepts[row].system, label_key(text)), set()) - {row}
+            if others and not any(row in lineage(other) or other in lineage(row) for other in others):
+                clashes.add((bundle.concepts[row].code, text))
+    review = (ROOT / "docs" / "vocabulary_review_label_clash_v1.tsv").read_text(encoding="utf-8").splitlines()
+    kept = {(code, phrasing) for code, phrasing, decision, *_ in (line.split("\t") for line in review[2:]) if decision == "KEEP"}
+    assert clashes, "the check finds the clashes the second reader kept"
+    assert clashes <= kept
 
 
 def test_the_readme_search_example_is_what_the_service_answers(client: TestClient) -> None:
