@@ -304,6 +304,10 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         # intrauterine pregnancy*, a heterotopic one)
         ("ectopic pregnancy", {"system": "icd10cm", "billable": "true"}, "O00.90", 1),
         ("ovarian pregnancy, right", {"system": "icd10cm"}, "O00.201", 1),
+        # White's classes of gestational diabetes: A1 diet-controlled, A2 by the medication the query says
+        ("A1GDM", {"system": "icd10cm"}, "O24.410", 1),
+        ("A2GDM on insulin", {"system": "icd10cm"}, "O24.414", 1),
+        ("GDMA2, metformin", {"system": "icd10cm"}, "O24.415", 1),
         # a distal fracture is at the bone's lower end (S89.022A is the upper end's)
         ("Salter-Harris II fracture of the distal left tibia, initial encounter", {"system": "icd10cm"}, "S89.122A", 1),
         # a subcategory's inclusion term applies to its codes (S72.00 "Fracture of hip NOS")

@@ -203,10 +203,11 @@ EXACERBATION = re.compile(r"(?<!\w)AE(?!\w)")
 # A year (1900-2099), or a month and year, standing alone: "MI 2019", "CABG 3/2015", "(2015)".
 DATE = re.compile(r"(?:\s+(?:in|since|from)\s+|\s*\(\s*|\s+|^)(?:(?:0?[1-9]|1[0-2])[/-])?(?:19|20)\d{2}(?!\w)\s*\)?")
 _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
+_SHORT = {"cl": "class", "gr": "grade"}  # "obesity cl II": class 2
 NUMBERS = [
     (
-        re.compile(r"\b(stage|grade|type|class|gr)\s+(i{1,3}|iv|vi?)([ab])?\b", re.IGNORECASE),
-        lambda m: f"{m.group(1)} {_ROMAN[m.group(2).lower()]}{m.group(3) or ''}",
+        re.compile(r"\b(stage|grade|type|class|cl|gr)\s+(i{1,3}|iv|vi?)([ab])?\b", re.IGNORECASE),
+        lambda m: f"{_SHORT.get(m.group(1).lower(), m.group(1))} {_ROMAN[m.group(2).lower()]}{m.group(3) or ''}",
     ),
     (
         re.compile(r"\b(ckd)\s*(?:stage\s*)?(iv|v|i{1,3}|[1-5])([ab])?\b", re.IGNORECASE),

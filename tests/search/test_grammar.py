@@ -86,6 +86,8 @@ def test_sites_courses_and_dates(query: str, text: str, said: list[str]) -> None
     [
         ("stage IV breast cancer", "stage 4 breast cancer"),
         ("type II diabetes", "type 2 diabetes"),
+        ("obesity cl II", "obesity class 2"),  # a note's "cl" and "gr" are class and grade
+        ("gr III haemorrhoids", "grade 3 haemorrhoids"),
         ("CKD IIIb", "CKD stage 3b"),
         ("ckd3a", "ckd stage 3a"),
         ("C5-6 radiculopathy", "cervical C5-C6 radiculopathy"),
