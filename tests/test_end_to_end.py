@@ -304,6 +304,10 @@ def test_a_stated_side_chooses_among_near_siblings_and_lifts_nothing_else(
         # intrauterine pregnancy*, a heterotopic one)
         ("ectopic pregnancy", {"system": "icd10cm", "billable": "true"}, "O00.90", 1),
         ("ovarian pregnancy, right", {"system": "icd10cm"}, "O00.201", 1),
+        # a condition and the drug that treats it: the condition first (the drug's long-term use, Z79, is
+        # coded beside it), and the drug still a cue to the abbreviation's meaning (RA: not refractory anemia)
+        ("afib on eliquis", {"system": "icd10cm"}, "I48.91", 1),
+        ("RA on humira", {"system": "icd10cm", "billable": "true"}, "M06.9", 1),
         # White's classes of gestational diabetes: A1 diet-controlled, A2 by the medication the query says
         ("A1GDM", {"system": "icd10cm"}, "O24.410", 1),
         ("A2GDM on insulin", {"system": "icd10cm"}, "O24.414", 1),

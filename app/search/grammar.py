@@ -38,6 +38,9 @@ the rules in its ``why``. In order:
   transplant → its "transplant status"; a joint replacement → "presence of artificial ... joint";
   "on home O2" → "dependence on supplemental oxygen"; "on dialysis"; "on warfarin" → "long term
   (current) use of anticoagulants". Elsewhere (HPO) the prefix is left out and the finding kept;
+- **treatments**: a condition said to be treated with a long-term drug ("afib on warfarin", "GAD on
+  sertraline") is read alone, since it is coded first, unless the drug may have caused it or its
+  code states the control ("gout on furosemide", "gestational diabetes on insulin");
 - **ruled out**: where no terminology in scope codes "without" (HPO), a finding negated after what
   the query states is left out ("bilat epicanthic folds, no telecanthus" → "bilateral epicanthic
   folds"); ICD-10-CM's "without" qualifiers read it (:mod:`app.search.details`).
@@ -287,12 +290,49 @@ DRUG_CLASSES = {
     "inhaled steroids": "fluticasone budesonide beclomethasone inhaled steroids ics",
     "opiate analgesic": "oxycodone hydrocodone morphine methadone fentanyl opioids opioid opiates tramadol",
     "non-steroidal anti-inflammatories (NSAID)": "ibuprofen naproxen nsaids nsaid diclofenac meloxicam celecoxib",
-    "immunosuppressive biologic": "methotrexate tacrolimus cyclosporine mycophenolate azathioprine immunosuppressants",
+    "immunosuppressive biologic": "adalimumab humira infliximab remicade etanercept enbrel rituximab tocilizumab "
+    "biologic biologics",
+    "calcineurin inhibitor": "tacrolimus cyclosporine",
+    "inhibitors of nucleotide synthesis": "mycophenolate cellcept azathioprine",
+    "immunomodulators and immunosuppressants": "methotrexate hydroxychloroquine sulfasalazine immunosuppressants",
     "hormonal contraceptives": "ocp ocps birth control contraceptive pill",
     "bisphosphonates": "alendronate fosamax risedronate bisphosphonate bisphosphonates",
     "antibiotics": "antibiotics antibiotic doxycycline",
 }
 _DRUGS = {drug: cls for cls, drugs in DRUG_CLASSES.items() for drug in sorted(drugs.split(), key=len)}
+# Common long-term drugs of no class of their own in Z79 (its Z79.899 "other"), by what they treat: a
+# condition said to be treated with one is read alone (:data:`_TREATED`), as with the drugs above.
+OTHER_DRUGS = frozenset(
+    "amlodipine nifedipine diltiazem verapamil lisinopril enalapril ramipril losartan valsartan irbesartan "
+    "metoprolol atenolol bisoprolol carvedilol propranolol hydrochlorothiazide hctz chlorthalidone furosemide lasix "
+    "bumetanide spironolactone antihypertensives atorvastatin simvastatin rosuvastatin pravastatin statin statins "
+    "digoxin amiodarone sertraline fluoxetine citalopram escitalopram paroxetine venlafaxine duloxetine bupropion "
+    "mirtazapine trazodone ssri ssris antidepressants quetiapine olanzapine risperidone aripiprazole haloperidol "
+    "clozapine lithium antipsychotics lamotrigine valproate depakote levetiracetam keppra phenytoin carbamazepine "
+    "oxcarbazepine topiramate gabapentin pregabalin antiepileptics donepezil memantine levodopa carbidopa sinemet "
+    "methylphenidate adderall levothyroxine synthroid methimazole propylthiouracil omeprazole pantoprazole "
+    "esomeprazole lansoprazole ppi famotidine albuterol tiotropium montelukast allopurinol febuxostat colchicine "
+    "tamsulosin finasteride mesalamine".split()
+)
+_DOSE = re.compile(r"\s+\d.*$")  # "amlodipine 10mg daily": the drug
+# Conditions a drug named with them may have caused, or whose code says how they are controlled:
+# there "on" is no treatment to leave out (E03.2 hypothyroidism due to amiodarone, G21.11
+# neuroleptic parkinsonism, O24.414 gestational diabetes controlled by insulin).
+_DIURETICS = "hctz hydrochlorothiazide chlorthalidone furosemide lasix bumetanide"
+_ANTIPSYCHOTICS = "quetiapine olanzapine risperidone aripiprazole haloperidol clozapine antipsychotics"
+_WITH_THEIR_DRUG = [
+    (re.compile(pattern, re.IGNORECASE), frozenset(drugs.split()))
+    for pattern, drugs in (
+        (r"hypothyroid", "amiodarone lithium"),
+        (r"\bgout", _DIURETICS),
+        (r"parkinson|dystoni|dyskinesi|akathisi|\beps\b|extrapyramidal", _ANTIPSYCHOTICS),
+        (r"tremor", "lithium valproate depakote"),
+        (r"neutropeni|agranulocytosis", "clozapine methimazole propylthiouracil"),
+        (r"myopath|myositis|rhabdo", "atorvastatin simvastatin rosuvastatin pravastatin statin statins"),
+        (r"diabetes insipidus", "lithium"),
+        (r"gestational|\bgdm|pregnan", DRUG_CLASSES["insulin"] + " " + DRUG_CLASSES["oral hypoglycemic drugs"]),
+    )
+]
 _PHRASE_DRUGS = {
     "blood thinner": "anticoagulants",
     "blood thinners": "anticoagulants",
@@ -309,6 +349,12 @@ DEPENDENCE = _words(
     (r"^(?:on\s+)?(?:hemo|peritoneal\s+)?dialysis(?:\s+dependent)?$|^on (?:hd|pd)$", "dependence on renal dialysis"),
     (r"^(?:on\s+)?(?:a\s+)?(?:vent|ventilator)(?:\s+dependent)?$", "dependence on respirator"),
     (r"^wheelchair(?:\s+(?:bound|user|dependent))?$", "dependence on wheelchair"),
+)
+# A condition and the drug it is treated with ("afib on warfarin", "RA taking methotrexate"): the
+# condition is what is coded first (the drug's long-term use, Z79, beside it), so it is read alone.
+_TREATED = re.compile(
+    r"^(.+?)\s+(?:on|takes|taking|treated with)\s+(?:chronic\s+|long[- ]term\s+|daily\s+|home\s+|lifelong\s+)*(.+)$",
+    re.IGNORECASE,
 )
 _AMPUTATION = re.compile(
     r"^(?:status post\s+)?(?:(.+?)\s+amputation|amputation of (?:the\s+)?(.+)|(.+?)\s+amputee|amputated\s+(.+))$", re.IGNORECASE
@@ -337,11 +383,9 @@ def _status(text: str, coded: bool) -> tuple[str, str] | None:
     for pattern, wording in DEPENDENCE:
         if pattern.match(text):
             return (wording, f"'{text}' as '{wording}'") if coded else None
-    if (on := _ON.match(text)) and (drug := on.group(1).strip().lower().rstrip(".")):
-        cls = _PHRASE_DRUGS.get(drug) or _DRUGS.get(drug)
-        if cls is not None:
-            wording = f"long term (current) use of {cls}"
-            return (wording, f"'{text}' as '{wording}'") if coded else None
+    if (on := _ON.match(text)) and (cls := _drug_class(on.group(1))) is not None:
+        wording = f"long term (current) use of {cls}"
+        return (wording, f"'{text}' as '{wording}'") if coded else None
     if amputated := _AMPUTATION.match(text):
         part = next(group for group in amputated.groups() if group)
         wording = f"acquired absence of {part}"
@@ -373,6 +417,20 @@ def _status(text: str, coded: bool) -> tuple[str, str] | None:
         wording = f"family history of {finding}" if family else _personal_history(finding)
         return wording, f"'{text}' as '{wording}'"
     return None
+
+
+def _drug_class(text: str) -> str | None:
+    """The long-term-use class (:data:`DRUG_CLASSES`) of a drug or drug class named alone."""
+    drug = text.strip().lower().rstrip(".")
+    return _PHRASE_DRUGS.get(drug) or _DRUGS.get(drug)
+
+
+def _treats(condition: str, text: str) -> bool:
+    """Whether ``text`` names a long-term drug or drug class (with or without its dose) that is a
+    treatment of ``condition``, not a cause or a control its code states (:data:`_WITH_THEIR_DRUG`)."""
+    drug = _DOSE.sub("", text.strip().lower().rstrip("."))
+    known = _drug_class(drug) is not None or drug in OTHER_DRUGS
+    return known and not any(pattern.search(condition) and drug in drugs for pattern, drugs in _WITH_THEIR_DRUG)
 
 
 def _personal_history(finding: str) -> str:
@@ -437,4 +495,7 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     if (status := _status(reading.text, coded)) is not None and status[0] != reading.text:
         reading.text, said = status
         reading.said.append(said)
+    elif (treated := _TREATED.match(reading.text)) and _treats(treated.group(1), treated.group(2)):
+        reading.said.append(f"'{reading.text[treated.end(1):].strip()}' left out (a treatment: its condition is coded first)")
+        reading.text = treated.group(1)
     return reading

@@ -159,11 +159,38 @@ def test_numbers_levels_and_pregnancy(query: str, text: str) -> None:
         ("s/p MI", "old myocardial infarction", "'status post MI' as 'old myocardial infarction'"),  # I25.2
         ("hx of heart attack 2019", "old myocardial infarction", "'history of heart attack' as 'old myocardial infarction'"),
         ("FHx of MI", "family history of MI", "'FHx of' as 'family history of'"),  # a relative's: no old MI
+        (
+            "on tacrolimus",
+            "long term (current) use of calcineurin inhibitor",
+            "'on tacrolimus' as 'long term (current) use of calcineurin inhibitor'",
+        ),
     ],
 )
 def test_history_and_status_where_the_terminology_codes_them(query: str, text: str, last: str) -> None:
     reading = grammar.read(query, ICD)
     assert (reading.text, reading.said[-1]) == (text, last)
+
+
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        # a condition and the drug that treats it: the condition, coded first
+        ("atrial fibrillation on apixaban", "atrial fibrillation"),
+        ("hypertension on lisinopril 20 mg daily", "hypertension"),
+        ("depression taking fluoxetine", "depression"),
+        ("hypothyroidism on levothyroxine", "hypothyroidism"),
+        # a drug that may have caused the condition, or whose control its code states: kept
+        ("hypothyroidism on lithium", "hypothyroidism on lithium"),
+        ("gout on furosemide", "gout on furosemide"),
+        ("tardive dyskinesia on haloperidol", "tardive dyskinesia on haloperidol"),
+        ("gestational diabetes on insulin", "gestational diabetes on insulin"),
+        # not a drug
+        ("anemia on iron", "anemia on iron"),
+        ("pain on walking", "pain on walking"),
+    ],
+)
+def test_a_condition_treated_with_a_drug_is_read_alone(query: str, text: str) -> None:
+    assert grammar.read(query, ICD).text == text
 
 
 @pytest.mark.parametrize(
