@@ -240,6 +240,16 @@ def test_he_is_not_read_as_hepatic_encephalopathy(client: TestClient) -> None:
         assert "HP:0002480" not in _top(client, query, "hpo", k=3)  # Hepatic encephalopathy
 
 
+def test_a_size_said_one_way_is_no_concept_of_the_other(client: TestClient) -> None:
+    """One direction of a size, an amount or a rate against a name only of the other turns the
+    meaning over, for every candidate the details are worked out for (was *Macrocephaly* first)."""
+    assert _top(client, "her head is smaller than other babies her age", "hpo", k=5)[0] == "HP:0000252"
+    assert {"HP:0000256", "HP:0002265"}.isdisjoint(
+        _top(client, "her head is smaller than other babies her age", "hpo", k=5)[:3]
+        + _top(client, "his ears are smaller than normal", "hpo", k=5)[:3]
+    )  # Macrocephaly, Large fleshy ears
+
+
 @pytest.mark.parametrize(
     ("query", "system", "expected"),
     [

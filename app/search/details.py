@@ -43,6 +43,29 @@ _NAMED_GRADE = re.compile(r"\bsevere (?:sepsis|combined immuno\w*|acute respirat
 # right or left name is no conflict: a category without an unspecified side's code codes one of them.
 _NAMED_SIDE = re.compile(r"\b(?:bilateral|unilateral)\b")
 _ONE_SIDE = re.compile(r"\b(?:unilateral|one[- ]sided|on one side|one of (?:his|her|my|their|the|your) \w+)\b")
+# Which way a query and a name say a size, an amount or a rate goes: "smaller", "low", "hypo-" down;
+# "bigger", "high", "hyper-" up. A query saying one way against a name saying only the other turns
+# the meaning over ("his head is smaller than other babies" is no *Macrocephaly*, "slow heart rate"
+# no *Tachycardia*). Words that name a place or a part, not a direction, are left out ("low back",
+# "big toe", "hypospadias", "microscopic").
+_DIRECTIONS = (
+    (
+        "down",
+        r"small|smaller|smallest|tiny|short|shorter|shortened|narrow|narrower|thin|thinner|thinning|low(?! back)|"
+        r"reduced|decreased?|slow|slower|hypo(?!spadia|thalam|phys|gastr|gloss|chondr|pharyn|thenar|tympan)\w*|"
+        r"micro(?!scop|b|organism)\w*|brady\w*|oligo\w*",
+    ),
+    (
+        "up",
+        r"big(?! toe)|bigger|large|larger|huge|enlarged|enlargement|tall|taller|wide|wider|broad|thick|thicker|"
+        r"thickened|thickening|high|raised|elevated|increased?|excessive|excess|fast|faster|rapid|hyper\w*|"
+        r"macro(?!phag)\w*|tachy\w*",
+    ),
+)
+_DIRECTION = re.compile(
+    "|".join(rf"\b(?P<{name}>{words})\b" for name, words in _DIRECTIONS) + r"|(?P<below><\s*\d)|(?P<above>>\s*\d)"
+)
+_DIRECTION_OF = {"down": "down", "up": "up", "below": "down", "above": "up"}
 # A range a name states ("stage 1 through stage 4 chronic kidney disease"): each number in it.
 _RANGE = re.compile(r"\b(\d)\s+through\s+(?:stage\s+)?(\d)\b")
 _WITHOUT = re.compile(r"\b(?:without|w/o|with no)\b")
@@ -196,7 +219,8 @@ DETAIL_FEATURES = (
     "with_conflict",  # the query says without and the name with, or the other way round; or one says
     # family history and the other a (personal) history, or the query a family history and the name
     # none, or the name only other kinds of a family of :data:`_KINDS` than the query (a joint's injury,
-    # a course, a long bone's end or the bone), or the query an organism and the name
+    # a course, a long bone's end or the bone), or the query one direction of a size, amount or rate
+    # and the name only the other (:data:`_DIRECTIONS`), or the query an organism and the name
     # an unspecified organism, or the query a pathological fracture and the name a traumatic one: a
     # qualifier that turns the meaning over
     "default_conflict",  # the name states what ICD-10-CM codes only when said: an open or a nondisplaced
@@ -235,6 +259,7 @@ class Details:
     said: frozenset[str] = frozenset()  # those of the text that no negation covers
     severity: frozenset[str] = frozenset()  # the grades it states (:data:`_SEVERITY`), glosses left out
     sided: bool = False  # states a side (:data:`_NAMED_SIDE`) or, of a query, one side
+    directions: frozenset[str] = frozenset()  # "up", "down": which way it says a size, amount or rate goes
 
     @classmethod
     def of(cls, text: str) -> Details:
@@ -273,6 +298,7 @@ class Details:
             said,
             frozenset(_SEVERITIES.get(g, g) for g in _SEVERITY.findall(_NAMED_GRADE.sub(" ", _GLOSS.sub(" ", folded)))),
             bool(_NAMED_SIDE.search(folded) or _ONE_SIDE.search(folded)),
+            frozenset(_DIRECTION_OF[match.lastgroup] for match in _DIRECTION.finditer(unnegated) if match.lastgroup),
         )
 
 
@@ -323,6 +349,7 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
         or (query.cause and name.unspecified_organism)
         or (query.pathological and name.traumatic)
         or _another_kind(query.kinds, name.kinds)
+        or (len(query.directions) == 1 and bool(name.directions) and not query.directions & name.directions)
     )
     default_conflict = (
         (name.open_ and not query.open_)

@@ -412,3 +412,25 @@ def test_a_word_said_outside_a_negation_is_not_negated() -> None:
     tubal = "Unspecified tubal pregnancy without intrauterine pregnancy"
     assert _features("pregnancy, tubal", tubal)["with_conflict"] == 0.0
     assert _features("intrauterine pregnancy", tubal)["with_conflict"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        # one direction of a size, an amount or a rate against a name only of the other turns the meaning over
+        ("his head looks too small", "Macrocephaly", 1.0),
+        ("his head looks too small", "Microcephaly", 0.0),
+        ("heart rate slow", "Tachycardia", 1.0),
+        ("potassium high on labs", "Hypokalemia", 1.0),
+        ("head circumference < 2nd centile", "Increased head circumference", 1.0),
+        # a place or a part is no direction
+        ("low back pain", "Hyperlordosis", 0.0),
+        ("big toe pain", "Hallux rigidus", 0.0),
+        ("urethral opening on the underside", "Hypospadias", 0.0),
+        ("microscopic blood in urine", "Gross hematuria", 0.0),
+        # a query saying both ways says neither
+        ("small head and large ears", "Macrotia", 0.0),
+    ],
+)
+def test_an_opposite_direction_is_a_conflict(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
