@@ -40,7 +40,12 @@ HPO clinician, lay, parent, misspelled, other_system and hierarchy) was written 
 2026-11-30, a fourth development set, a day after the others and after the rules and rows they
 led to; its first figures were recorded before anything was changed after reading it.
 
-    python bench/bench_understanding.py [--set a|b|c|d|e|f] [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
+Set g (``understanding_icd10cm_g.tsv``, ``understanding_hpo_g.tsv``: 160 and 120 queries, 20 of each
+of the same kinds) was written the same way later on 2026-11-30, after the rules and rows set f led
+to, by a helper that saw none of them nor any other set; its first figures measure how far those
+changes carry to phrasings nobody here read.
+
+    python bench/bench_understanding.py [--set a|b|c|d|e|f|g] [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ SETS = {
     "d": {"icd10cm": "understanding_icd10cm_d.tsv", "hpo": "understanding_hpo_d.tsv"},
     "e": {"icd10cm": "understanding_icd10cm_e.tsv", "hpo": "understanding_hpo_e.tsv"},
     "f": {"icd10cm": "understanding_icd10cm_f.tsv", "hpo": "understanding_hpo_f.tsv"},
+    "g": {"icd10cm": "understanding_icd10cm_g.tsv", "hpo": "understanding_hpo_g.tsv"},
 }
 DEVELOPMENT = ("a", "c", "d", "e")  # the sets the confidence's second Platt step is fitted on (bench/bench_recalibration.py)
 SEEN_BY_CALIBRATION = {
@@ -89,6 +95,8 @@ TITLES = {
     "knowledge on and off",
     "f": "Understanding, set f (development: every kind of both systems, written 2026-11-30): everyday queries per kind, "
     "knowledge on and off",
+    "g": "Understanding, set g (every kind of both systems, written 2026-11-30 after set f's changes): everyday queries "
+    "per kind, knowledge on and off",
 }
 Item = GoldItem
 
@@ -155,7 +163,7 @@ def main() -> None:
         "--set",
         choices=sorted(SETS),
         default="a",
-        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c, d, e: development",
+        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c, d, e, f: development; g: 2026-11-30, first figures",
     )
     parser.add_argument("--system", choices=sorted(SETS["a"]), action="append")
     parser.add_argument("--quick", action="store_true", help="the served configuration only")
