@@ -16,6 +16,7 @@ before its category (a category's code answers whatever the category answers, an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -29,6 +30,9 @@ from indexer.lexical.normalise import UNSPECIFIED, fold, label_key, tokens
 
 MAX_BELOW = 600  # codes below a category searched for its billable ones, in code order
 NEUTRAL = frozenset(tokens("unspecified without not no non complications complication NOS initial encounter closed"))
+# The words of an axis a name leaves unspecified ("Gastric ulcer, unspecified as acute or chronic, ...",
+# "..., unspecified as to partial versus complete obstruction"): the default, no kind it adds.
+_UNSPECIFIED_AXIS = re.compile(r"\bunspecified as (?:to )?(.+?)(?=,|\s+without\b|\s+with\b|$)")
 OTHER = frozenset(tokens("other specified"))  # "Other [specified] ...": specified, but not as a code of its own
 SHOWN = 3  # top rows whose codes are listed before them when billable codes are not required
 
@@ -110,7 +114,9 @@ class Descent:
         # word, so not among the words); what it only negates is the default a coder records when
         # nothing is said, and weighs little, as does "other [specified]" (the code for a kind its
         # siblings do not name: DVT's history is Z86.718 *other venous thrombosis*, not Z86.711
-        # *pulmonary embolism*). Among equals, the code named "unspecified" (or NOS).
+        # *pulmonary embolism*), and a word of an axis it leaves unspecified (K25.9 "Gastric ulcer,
+        # unspecified as acute or chronic, ...", not K25.3 *Acute gastric ulcer* for "stomach ulcer").
+        # Among equals, the code named "unspecified" (or NOS).
         n = len(codes.rows)
         selecting = _count(codes.selecting, said, n)
         unsaid = ~np.isin(codes.adds.words, said)
@@ -157,7 +163,8 @@ class Descent:
             selecting.append([ids.setdefault(t, len(ids)) for t in named_words - parent - negated_only - NEUTRAL])
             added = sorted(words - parent - NEUTRAL)
             adds.append([ids.setdefault(t, len(ids)) for t in added])
-            defaults.extend(t in negated_only or t in OTHER for t in added)
+            axis = frozenset(tokens(" ".join(_UNSPECIFIED_AXIS.findall(fold(self.bundle.concepts[child].display)))))
+            defaults.extend(t in negated_only or t in OTHER or t in axis for t in added)
             with_.append(named.with_)
             unspecified.append(bool(words & UNSPECIFIED))
         return _Codes(

@@ -73,15 +73,16 @@ _WITH = re.compile(r"\bwith\b(?! or without| no\b| not\b)")
 # A negated qualifier ("without coma", "not intractable", "no psychotic features", "neither coma
 # nor ketoacidosis") and a stated one ("with coma", ", intractable,"): the words up to the next
 # comma, "with", "without", "and", "but", "because", "due", "for" or "of" ("non" negates its next
-# word only; "Laceration without foreign body of left index finger" negates no finger; an older
-# code system's "without mention of complication" negates the complication). A
+# word only, or the rest of its word: "nonsuppurative" is not suppurative; "Laceration without
+# foreign body of left index finger" negates no finger; an older code system's "without mention of
+# complication" negates the complication). A
 # qualifier a name negates is ICD-10-CM's default, coded when nothing is said (E10.10 "...
 # without coma", G43.909 "Migraine, unspecified, not intractable, without status migrainosus");
 # the fixed phrases that only look like a negation ("not elsewhere classified", "not carried
 # out because of ...") are no qualifier.
 _NEGATED = re.compile(
     r"\b(?:(?:without|w/o|no|not|neither)\b\s*(?:mention of\s+)?((?:(?!\b(?:with|without|and|but|because|due|for|of)\b)[^,;.])*)"
-    r"|non\b[\s-]*(\w*))"
+    r"|non\b[\s-]*(\w*)|\bnon(?!union|complian|adheren|displac)(?=[a-z]{4})(\w+))"
 )
 # A negation written after its words: "nail not involved", "cornea unaffected" (the one or two words before it).
 _NEGATED_AFTER = re.compile(r"((?:\b\w+\s+){1,2})(?:not involved|not affected|uninvolved|unaffected)\b")

@@ -134,6 +134,18 @@ def test_the_code_the_release_names_as_its_category_is_the_default_unless_the_qu
     assert _code(parkinson, said, np.array([True, False, False, True])) == 3  # not admitted
 
 
+def test_the_words_of_an_axis_a_code_leaves_unspecified_are_no_kind_it_adds() -> None:
+    ulcer = _descent({
+        0: "Gastric ulcer",
+        1: "Acute gastric ulcer without hemorrhage or perforation",
+        2: "Gastric ulcer, unspecified as acute or chronic, without hemorrhage or perforation",
+        3: "Chronic or unspecified gastric ulcer with perforation",
+    })  # fmt: skip
+    every = np.ones(4, dtype=bool)
+    assert _code(ulcer, "stomach ulcer", every) == 2
+    assert _code(ulcer, "acute gastric ulcer", every) == 1
+
+
 def test_an_inclusion_term_of_a_code_selects_it() -> None:
     failure = _descent(
         {0: "Heart failure", 1: "Unspecified systolic (congestive) heart failure", 2: "Heart failure, unspecified"},

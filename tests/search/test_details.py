@@ -434,3 +434,9 @@ def test_a_word_said_outside_a_negation_is_not_negated() -> None:
 )
 def test_an_opposite_direction_is_a_conflict(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["with_conflict"] == conflict
+
+
+def test_non_negates_the_rest_of_its_word() -> None:
+    assert Details.of("Other acute nonsuppurative otitis media").negated == {"suppur"}
+    assert _features("acute suppurative otitis media", "Other acute nonsuppurative otitis media")["with_conflict"] == 1.0
+    assert Details.of("Fracture of shaft of right tibia, subsequent encounter with nonunion").requires == {"delayed healing"}
