@@ -36,8 +36,9 @@ the rules in its ``why``. In order:
   "old myocardial infarction", I25.2, as ICD-10-CM's index has it); "status post" an "-ectomy"
   → "acquired absence of" the organ; an amputation → "acquired absence of" the part; a
   transplant → its "transplant status"; a joint replacement → "presence of artificial ... joint";
-  "on home O2" → "dependence on supplemental oxygen"; "on dialysis"; "on warfarin" → "long term
-  (current) use of anticoagulants". Elsewhere (HPO) the prefix is left out and the finding kept;
+  "on home O2" → "dependence on supplemental oxygen"; "on dialysis"; "on warfarin" (with its dose,
+  "long term", or a clause after it) → "long term (current) use of anticoagulants"; "former smoker"
+  → "personal history of nicotine dependence". Elsewhere (HPO) the prefix is left out and the finding kept;
 - **treatments**: a condition said to be treated with a long-term drug ("afib on warfarin", "GAD on
   sertraline") is read alone, since it is coded first, unless the drug may have caused it or its
   code states the control ("gout on furosemide", "gestational diabetes on insulin");
@@ -315,6 +316,11 @@ OTHER_DRUGS = frozenset(
     "tamsulosin finasteride mesalamine".split()
 )
 _DOSE = re.compile(r"\s+\d.*$")  # "amlodipine 10mg daily": the drug
+_TAKEN_FOR = re.compile(r"\s+(?:long[- ]term|chronically|daily|lifelong|for life|indefinitely)$")
+# A former smoker's history, ICD-10-CM's "History, personal, nicotine dependence" (Z87.891).
+FORMER_SMOKER = re.compile(
+    r"\b(?:(?:former|ex-?|past|previous|prior|reformed)\s*(?:cigarette\s+)?smoker|quit smoking|stopped smoking)\b", re.IGNORECASE
+)
 # Conditions a drug named with them may have caused, or whose code says how they are controlled:
 # there "on" is no treatment to leave out (E03.2 hypothyroidism due to amiodarone, G21.11
 # neuroleptic parkinsonism, O24.414 gestational diabetes controlled by insulin).
@@ -420,22 +426,29 @@ def _status(text: str, coded: bool) -> tuple[str, str] | None:
 
 
 def _drug_class(text: str) -> str | None:
-    """The long-term-use class (:data:`DRUG_CLASSES`) of a drug or drug class named alone."""
-    drug = text.strip().lower().rstrip(".")
+    """The long-term-use class (:data:`DRUG_CLASSES`) of a drug or drug class named alone, or with
+    its dose, how long it is taken or a clause after it ("coumadin long term, INR goal 2-3")."""
+    drug = _drug(text)
     return _PHRASE_DRUGS.get(drug) or _DRUGS.get(drug)
+
+
+def _drug(text: str) -> str:
+    """A drug's name, without its dose, how long it is taken or a clause after it."""
+    return _TAKEN_FOR.sub("", _DOSE.sub("", text.split(",")[0].strip().lower().rstrip(".")))
 
 
 def _treats(condition: str, text: str) -> bool:
     """Whether ``text`` names a long-term drug or drug class (with or without its dose) that is a
     treatment of ``condition``, not a cause or a control its code states (:data:`_WITH_THEIR_DRUG`)."""
-    drug = _DOSE.sub("", text.strip().lower().rstrip("."))
+    drug = _drug(text)
     known = _drug_class(drug) is not None or drug in OTHER_DRUGS
     return known and not any(pattern.search(condition) and drug in drugs for pattern, drugs in _WITH_THEIR_DRUG)
 
 
 def _personal_history(finding: str) -> str:
-    """The terminology's wording of a past ``finding``."""
-    return "old myocardial infarction" if _INFARCTION.match(finding.strip()) else f"personal history of {finding}"
+    """The terminology's wording of a past ``finding`` (its first clause names it)."""
+    infarction = _INFARCTION.match(finding.split(",")[0].strip())
+    return "old myocardial infarction" if infarction else f"personal history of {finding}"
 
 
 def _measurements(reading: Reading) -> None:
@@ -492,6 +505,7 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     expand(reading)
     if coded:
         reading.sub(METASTASIS, _metastasis)
+        reading.sub(FORMER_SMOKER, "personal history of nicotine dependence")
     if (status := _status(reading.text, coded)) is not None and status[0] != reading.text:
         reading.text, said = status
         reading.said.append(said)

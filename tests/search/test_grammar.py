@@ -160,6 +160,17 @@ def test_numbers_levels_and_pregnancy(query: str, text: str) -> None:
         ("hx of heart attack 2019", "old myocardial infarction", "'history of heart attack' as 'old myocardial infarction'"),
         ("FHx of MI", "family history of MI", "'FHx of' as 'family history of'"),  # a relative's: no old MI
         (
+            "takes eliquis lifelong",
+            "long term (current) use of anticoagulants",
+            "'takes eliquis lifelong' as 'long term (current) use of anticoagulants'",
+        ),
+        (
+            "h/o STEMI, stented",
+            "old myocardial infarction",
+            "'history of STEMI, stented' as 'old myocardial infarction'",
+        ),  # the finding's first clause names it
+        ("ex smoker", "personal history of nicotine dependence", "'ex smoker' as 'personal history of nicotine dependence'"),
+        (
             "on tacrolimus",
             "long term (current) use of calcineurin inhibitor",
             "'on tacrolimus' as 'long term (current) use of calcineurin inhibitor'",
