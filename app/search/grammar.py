@@ -20,7 +20,8 @@ the rules in its ``why``. In order:
 - **sites and courses**: "ca" of an organ → "cancer" ("colon ca"), "AE" of an obstructive airway
   disease → "acute exacerbation" ("COPD w/ AE"), an uncontrolled diabetes → "with hyperglycemia";
 - **measurements**: a lab value or vital sign outside its range as its finding ("Na 128" →
-  "hyponatremia", "HR 140" → "tachycardia"), a score or a value in range left out ("CHA2DS2-VASc
+  "hyponatremia", "HR 140" → "tachycardia"), a growth measurement beyond the charts' usual centiles
+  as its finding ("OFC <3rd centile" → "microcephaly"), a score or a value in range left out ("CHA2DS2-VASc
   3"; :mod:`app.search.measures`);
 - **dates** left out: a year or a month and year ("hx of MI 2019", "s/p CABG 3/2015") codes
   nothing and reads as something else (COVID-19);
@@ -456,6 +457,7 @@ def _measurements(reading: Reading) -> None:
     range left out (:mod:`app.search.measures`); a query that is only values is kept as typed."""
     before, said = reading.text, len(reading.said)
     reading.sub(measures.BLOOD_PRESSURE, measures.pressure)
+    reading.sub(measures.GROWTH, measures.growth)
     reading.sub(measures.MEASUREMENT, measures.measurement)
     if re.search(r"[^\W\d]", reading.text):
         reading.text = re.sub(r"\s+([,;])", r"\1", reading.text)

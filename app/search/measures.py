@@ -1,6 +1,7 @@
 """Measurements a note states: a lab value or a vital sign outside its reference range read as the
 finding it is ("Na 128" → "hyponatremia", "plts 45" → "thrombocytopenia", "HR 140" →
-"tachycardia"), and a value that codes nothing (a score, a drug level, a lab within its range)
+"tachycardia"), a growth measurement beyond the charts' usual centiles as its finding ("OFC <
+3rd centile" → "microcephaly"), and a value that codes nothing (a score, a drug level, a lab within its range)
 as incidental detail ("pAF, CHA2DS2-VASc 3": no stage 3 of anything).
 
 A value is read in the unit written after it, else in the one unit whose plausible values hold it
@@ -137,6 +138,22 @@ BLOOD_PRESSURE = re.compile(
     r"(?<![\w/])(?:bp|blood pressure)\s*(?:of|was|is|=|:)?\s*(\d{2,3})\s*/\s*(\d{2,3})(?:\s*mm\s*hg)?(?!\w)", re.IGNORECASE
 )
 _NAMES = [(re.compile(rf"^(?:{analyte.names})$", re.IGNORECASE), analyte) for analyte in ANALYTES]
+# A growth measurement by its centile or standard deviation score, at the growth charts' usual
+# cut-offs (below the 3rd centile or 2 SD, above the 97th or 2 SD): "OFC < 3rd centile" is
+# microcephaly, "ht -3 SD" short stature, "head circumference > 97th percentile" macrocephaly.
+_GROWTH = (
+    (r"ofc|hc|fohc|head circ(?:umference)?|head size", "microcephaly", "macrocephaly"),
+    (r"ht|height|length|stature", "short stature", "tall stature"),
+    (r"wt|weight", "decreased body weight", "increased body weight"),
+)
+_CENTILE = r"(?:centiles?|percentiles?|%ile|pctl|th %|%)"
+GROWTH = re.compile(
+    rf"(?<![\w/])({'|'.join(names for names, _, _ in _GROWTH)})\s*(?:is|was|=|:|at|on|of)?\s*(?:the\s+)?"
+    rf"(?:(<|>|below|above|under|over|less than|greater than|more than)\s*(?:the\s+)?)?"
+    rf"(?:(\d+(?:\.\d+)?)(?:st|nd|rd|th)?\s*{_CENTILE}|([+-−]?\s*\d(?:\.\d+)?)\s*(?:sd|sds|z)\b)",
+    re.IGNORECASE,
+)
+_GROWTH_NAMES = [(re.compile(rf"^(?:{names})$", re.IGNORECASE), low, high) for names, low, high in _GROWTH]
 
 
 def finding(name: str, value: float, written: str | None) -> str | None:
@@ -180,7 +197,23 @@ def pressure(match: re.Match[str]) -> str:
     return f" {found} " if found else " "
 
 
+def growth(match: re.Match[str]) -> str:
+    """A growth measurement of :data:`GROWTH` as read: its finding, or nothing (within the charts'
+    usual range)."""
+    name, comparator, centile, score = match.groups()
+    low, high = next((low, high) for pattern, low, high in _GROWTH_NAMES if pattern.match(name.strip()))
+    below = (comparator or "").lower() in ("<", "below", "under", "less than")
+    above = (comparator or "").lower() in (">", "above", "over", "greater than", "more than")
+    if centile is not None:
+        value = float(centile)
+        found = low if value < 3 or (below and value <= 3) else high if value > 97 or (above and value >= 97) else ""
+    else:
+        value = float(re.sub(r"\s+", "", score).replace("−", "-"))
+        found = low if value <= -2 else high if value >= 2 else ""
+    return f" {found} " if found else " "
+
+
 def strip(text: str) -> str:
     """``text`` without its measurements: their numbers are no type, stage or grade."""
-    out = BLOOD_PRESSURE.sub(" ", text)
+    out = GROWTH.sub(" ", BLOOD_PRESSURE.sub(" ", text))
     return MEASUREMENT.sub(lambda m: m.group(0) if m.group(0) == measurement(m) else " ", out)

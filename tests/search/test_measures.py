@@ -32,6 +32,12 @@ ICD = frozenset({"icd10cm"})
         ("pAF, CHA2DS2-VASc 3", "pAF"),
         ("HFrEF, EF 30%", "HFrEF"),
         ("hyperkalemia, K 4.8 after treatment", "hyperkalemia, after treatment"),
+        # growth by its centile or standard deviation score, at the charts' usual cut-offs
+        ("head circumference below the 2nd percentile", "microcephaly"),
+        ("FOHC +2.4 SD, frontal bossing", "macrocephaly, frontal bossing"),
+        ("length < 3rd centile", "short stature"),
+        ("height 99th centile", "tall stature"),
+        ("wt 25th centile, ht 2nd centile", "short stature"),
     ],
 )
 def test_a_measurement_is_read_as_its_finding_or_left_out(query: str, read: str) -> None:
