@@ -110,7 +110,9 @@ _NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not dis
 # the query turns the meaning over. ICD-10-CM codes a joint's subluxation (a partial dislocation),
 # dislocation and sprain apart below categories named for two ("Dislocation and sprain of joints and
 # ligaments of elbow"); a course; a long bone's end ("lower end of radius": distal) and the bone; a
-# sickle-cell disease's genotype (D57.0 Hb-SS, D57.2 Hb-SC, D57.4 with thalassemia).
+# sickle-cell disease's genotype (D57.0 Hb-SS, D57.2 Hb-SC, D57.4 with thalassemia); the way a squinting
+# eye turns ("one of his eyes turns inward" is no *Exotropia*).
+_TURNS = r"(?:turns?|turning|turned|drifts?|drifting|goes|going)"
 _KINDS = {
     "injury": (
         ("subluxation", "subluxations?|subluxed|partial dislocation|partially dislocated"),
@@ -125,6 +127,10 @@ _KINDS = {
         ("scapula", "scapula|scapular"),
     ),
     "sickle": (("hb-ss", "hb-?ss|hb ss"), ("hb-sc", "hb-?sc|hb-c"), ("sickle thalassemia", "sickle-cell thalassemia|hbs-beta")),
+    "eye turn": (
+        ("inward", rf"esotropi\w*|esophori\w*|{_TURNS} in(?:wards?)?|cross-?eyed|crossed eyes?"),
+        ("outward", rf"exotropi\w*|exophori\w*|{_TURNS} out(?:wards?)?|wall-?eyed"),
+    ),
 }  # fmt: skip
 # A kind the index also files under another of its family: a subluxation under a dislocation where
 # none is coded apart ("pathological subluxation of hip": M24.35- *Pathological dislocation*), a

@@ -440,3 +440,16 @@ def test_non_negates_the_rest_of_its_word() -> None:
     assert Details.of("Other acute nonsuppurative otitis media").negated == {"suppur"}
     assert _features("acute suppurative otitis media", "Other acute nonsuppurative otitis media")["with_conflict"] == 1.0
     assert Details.of("Fracture of shaft of right tibia, subsequent encounter with nonunion").requires == {"delayed healing"}
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("his left eye drifts inward", "Exotropia", 1.0),
+        ("his left eye drifts inward", "Esotropia", 0.0),
+        ("wall-eyed", "Esotropia", 1.0),
+        ("her eye turns out when she is tired", "Intermittent exotropia", 0.0),
+    ],
+)
+def test_the_way_a_squinting_eye_turns_is_a_kind(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
