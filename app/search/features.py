@@ -20,6 +20,9 @@ from indexer.lexical.vocabulary import Vocabulary
 COS, CHAR, WORDS, LABEL_WORDS, CODE, REWRITTEN, COS_TOP, CHAR_TOP = range(len(LABEL_FEATURES))
 DETAIL_DEPTH = 60  # candidates, best by their labels, whose names' details are worked out
 CONFLICTS = [i for i, name in enumerate(DETAIL_FEATURES) if name.endswith("_conflict")]
+# How far below the detail margin a candidate's conflicts are still worked out (logits): further
+# down, none rises to the top when the near ones fall by their conflicts.
+CONFLICT_MARGIN = 2.0
 
 
 class FeatureScorer:
@@ -57,8 +60,8 @@ class FeatureScorer:
         # detail never lifts a concept that only agrees by it ("right ureteral stone" is no
         # "Malignant neoplasm of right ureter", "b/l epicanthal folds" no "Bilateral cleft lip").
         # A near candidate's details are those of the name ``named_by`` gives it (a category's code's).
-        # A conflict only lowers: every other candidate of the detail depth has its conflicts too, so
-        # that none rises unchecked when the near ones fall ("much shorter than the other kids": when
+        # A conflict only lowers: the other candidates of the detail depth within CONFLICT_MARGIN have
+        # their conflicts too, so that none rises unchecked when the near ones fall ("much shorter than the other kids": when
         # *Severe short stature* gives way, *Tall stature* just past the margin is no answer).
         logit = labels @ np.asarray(self.calibration.weights[: len(LABEL_FEATURES)], dtype=np.float32)
         order = np.argsort(-logit, kind="stable")[:DETAIL_DEPTH].tolist()
@@ -67,11 +70,11 @@ class FeatureScorer:
         kin = near | self._above(near)
         for i in order:
             row = int(rows[i])
-            named = named_by(row) if logit[i] >= floor else row
-            agreed = agreement(stated, self.details(named), bool(self.bundle.billable[row]))
             if logit[i] >= floor or not kin.isdisjoint(self._above({row})):
-                details[i] = agreed
-            else:
+                named = named_by(row) if logit[i] >= floor else row
+                details[i] = agreement(stated, self.details(named), bool(self.bundle.billable[row]))
+            elif logit[i] >= floor - CONFLICT_MARGIN:
+                agreed = agreement(stated, self.details(row), bool(self.bundle.billable[row]))
                 details[i, CONFLICTS] = np.asarray(agreed, np.float32)[CONFLICTS]
         return np.hstack([labels, details]), shown, via
 
