@@ -158,13 +158,13 @@ class Descent:
             named_default.append(any(label_key(text) == category for text in self._release_names(child)))
             named, words = self.details(child), self._tokens(child)
             kind.append(kinds.setdefault(replace(named, said=frozenset()), len(kinds)))  # what agreement() reads
-            negated_only = named.negated  # "not intractable, without status migrainosus"
             named_words = self._named(child) | self._inherited(child, row)
-            selecting.append([ids.setdefault(t, len(ids)) for t in named_words - parent - negated_only - NEUTRAL])
+            # what it only negates ("not intractable, without status migrainosus") selects nothing
+            selecting.append([ids.setdefault(t, len(ids)) for t in named_words - parent - named.negated - NEUTRAL])
             added = sorted(words - parent - NEUTRAL)
             adds.append([ids.setdefault(t, len(ids)) for t in added])
             axis = frozenset(tokens(" ".join(_UNSPECIFIED_AXIS.findall(fold(self.bundle.concepts[child].display)))))
-            defaults.extend(t in negated_only or t in OTHER or t in axis for t in added)
+            defaults.extend(t in named.negated or t in OTHER or t in axis for t in added)
             with_.append(named.with_)
             unspecified.append(bool(words & UNSPECIFIED))
         return _Codes(

@@ -280,12 +280,11 @@ class Details:
         # A word the text also says outside a negation is not negated ("Unspecified ectopic pregnancy
         # without intrauterine pregnancy" negates no pregnancy).
         negated = frozenset(tokens(" ".join(spans))) - _JOINING - said
-        grades = frozenset(_SEVERITIES.get(grade, grade) for grade in _SEVERITY.findall(folded))
         return cls(
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),
             encounter,
-            frozenset(_NUMBER.findall(measures.strip(folded))) | _ranged(folded) | grades,
+            frozenset(_NUMBER.findall(measures.strip(folded))) | _ranged(folded) | _grades(folded),
             bool(_WITHOUT.search(folded)),
             bool(_WITH.search(folded)),
             bool(_OPEN.search(folded)),
@@ -303,10 +302,15 @@ class Details:
             negated,
             frozenset(tokens(" ".join(_QUALIFIER.findall(unnegated)))),
             said,
-            frozenset(_SEVERITIES.get(g, g) for g in _SEVERITY.findall(_NAMED_GRADE.sub(" ", _GLOSS.sub(" ", folded)))),
+            _grades(_NAMED_GRADE.sub(" ", _GLOSS.sub(" ", folded))),
             bool(_NAMED_SIDE.search(folded) or _ONE_SIDE.search(folded)),
             frozenset(_DIRECTION_OF[match.lastgroup] for match in _DIRECTION.finditer(unnegated) if match.lastgroup),
         )
+
+
+def _grades(text: str) -> frozenset[str]:
+    """The severity grades ``text`` states, "mod" as moderate."""
+    return frozenset(_SEVERITIES.get(grade, grade) for grade in _SEVERITY.findall(text))
 
 
 def _ranged(text: str) -> frozenset[str]:

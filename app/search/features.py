@@ -61,8 +61,9 @@ class FeatureScorer:
         # "Malignant neoplasm of right ureter", "b/l epicanthal folds" no "Bilateral cleft lip").
         # A near candidate's details are those of the name ``named_by`` gives it (a category's code's).
         # A conflict only lowers: the other candidates of the detail depth within CONFLICT_MARGIN have
-        # their conflicts too, so that none rises unchecked when the near ones fall ("much shorter than the other kids": when
-        # *Severe short stature* gives way, *Tall stature* just past the margin is no answer).
+        # their conflicts too, so that none rises unchecked when the near ones fall ("much shorter
+        # than the other kids": when *Severe short stature* gives way, *Tall stature* just past the
+        # margin is no answer).
         logit = labels @ np.asarray(self.calibration.weights[: len(LABEL_FEATURES)], dtype=np.float32)
         order = np.argsort(-logit, kind="stable")[:DETAIL_DEPTH].tolist()
         floor = (float(logit.max()) if len(logit) else 0.0) - self.detail_margin

@@ -304,17 +304,18 @@ DRUG_CLASSES = {
 _DRUGS = {drug: cls for cls, drugs in DRUG_CLASSES.items() for drug in sorted(drugs.split(), key=len)}
 # Common long-term drugs of no class of their own in Z79 (its Z79.899 "other"), by what they treat: a
 # condition said to be treated with one is read alone (:data:`_TREATED`), as with the drugs above.
+_DIURETICS = "hydrochlorothiazide hctz chlorthalidone furosemide lasix bumetanide"
+_STATINS = "atorvastatin simvastatin rosuvastatin pravastatin statin statins"
+_ANTIPSYCHOTICS = "quetiapine olanzapine risperidone aripiprazole haloperidol clozapine antipsychotics"
 OTHER_DRUGS = frozenset(
-    "amlodipine nifedipine diltiazem verapamil lisinopril enalapril ramipril losartan valsartan irbesartan "
-    "metoprolol atenolol bisoprolol carvedilol propranolol hydrochlorothiazide hctz chlorthalidone furosemide lasix "
-    "bumetanide spironolactone antihypertensives atorvastatin simvastatin rosuvastatin pravastatin statin statins "
-    "digoxin amiodarone sertraline fluoxetine citalopram escitalopram paroxetine venlafaxine duloxetine bupropion "
-    "mirtazapine trazodone ssri ssris antidepressants quetiapine olanzapine risperidone aripiprazole haloperidol "
-    "clozapine lithium antipsychotics lamotrigine valproate depakote levetiracetam keppra phenytoin carbamazepine "
-    "oxcarbazepine topiramate gabapentin pregabalin antiepileptics donepezil memantine levodopa carbidopa sinemet "
-    "methylphenidate adderall levothyroxine synthroid methimazole propylthiouracil omeprazole pantoprazole "
-    "esomeprazole lansoprazole ppi famotidine albuterol tiotropium montelukast allopurinol febuxostat colchicine "
-    "tamsulosin finasteride mesalamine".split()
+    f"amlodipine nifedipine diltiazem verapamil lisinopril enalapril ramipril losartan valsartan irbesartan "
+    f"metoprolol atenolol bisoprolol carvedilol propranolol {_DIURETICS} spironolactone antihypertensives {_STATINS} "
+    f"digoxin amiodarone sertraline fluoxetine citalopram escitalopram paroxetine venlafaxine duloxetine bupropion "
+    f"mirtazapine trazodone ssri ssris antidepressants {_ANTIPSYCHOTICS} lithium lamotrigine valproate depakote "
+    f"levetiracetam keppra phenytoin carbamazepine oxcarbazepine topiramate gabapentin pregabalin antiepileptics "
+    f"donepezil memantine levodopa carbidopa sinemet methylphenidate adderall levothyroxine synthroid methimazole "
+    f"propylthiouracil omeprazole pantoprazole esomeprazole lansoprazole ppi famotidine albuterol tiotropium "
+    f"montelukast allopurinol febuxostat colchicine tamsulosin finasteride mesalamine".split()
 )
 _DOSE = re.compile(r"\s+\d.*$")  # "amlodipine 10mg daily": the drug
 _TAKEN_FOR = re.compile(r"\s+(?:long[- ]term|chronically|daily|lifelong|for life|indefinitely)$")
@@ -325,8 +326,6 @@ FORMER_SMOKER = re.compile(
 # Conditions a drug named with them may have caused, or whose code says how they are controlled:
 # there "on" is no treatment to leave out (E03.2 hypothyroidism due to amiodarone, G21.11
 # neuroleptic parkinsonism, O24.414 gestational diabetes controlled by insulin).
-_DIURETICS = "hctz hydrochlorothiazide chlorthalidone furosemide lasix bumetanide"
-_ANTIPSYCHOTICS = "quetiapine olanzapine risperidone aripiprazole haloperidol clozapine antipsychotics"
 _WITH_THEIR_DRUG = [
     (re.compile(pattern, re.IGNORECASE), frozenset(drugs.split()))
     for pattern, drugs in (
@@ -335,7 +334,7 @@ _WITH_THEIR_DRUG = [
         (r"parkinson|dystoni|dyskinesi|akathisi|\beps\b|extrapyramidal", _ANTIPSYCHOTICS),
         (r"tremor", "lithium valproate depakote"),
         (r"neutropeni|agranulocytosis", "clozapine methimazole propylthiouracil"),
-        (r"myopath|myositis|rhabdo", "atorvastatin simvastatin rosuvastatin pravastatin statin statins"),
+        (r"myopath|myositis|rhabdo", _STATINS),
         (r"diabetes insipidus", "lithium"),
         (r"gestational|\bgdm|pregnan", DRUG_CLASSES["insulin"] + " " + DRUG_CLASSES["oral hypoglycemic drugs"]),
     )
@@ -429,7 +428,11 @@ def _status(text: str, coded: bool) -> tuple[str, str] | None:
 def _drug_class(text: str) -> str | None:
     """The long-term-use class (:data:`DRUG_CLASSES`) of a drug or drug class named alone, or with
     its dose, how long it is taken or a clause after it ("coumadin long term, INR goal 2-3")."""
-    drug = _drug(text)
+    return _class_of(_drug(text))
+
+
+def _class_of(drug: str) -> str | None:
+    """The long-term-use class of a drug's name (:func:`_drug`)."""
     return _PHRASE_DRUGS.get(drug) or _DRUGS.get(drug)
 
 
@@ -442,7 +445,7 @@ def _treats(condition: str, text: str) -> bool:
     """Whether ``text`` names a long-term drug or drug class (with or without its dose) that is a
     treatment of ``condition``, not a cause or a control its code states (:data:`_WITH_THEIR_DRUG`)."""
     drug = _drug(text)
-    known = _drug_class(drug) is not None or drug in OTHER_DRUGS
+    known = _class_of(drug) is not None or drug in OTHER_DRUGS
     return known and not any(pattern.search(condition) and drug in drugs for pattern, drugs in _WITH_THEIR_DRUG)
 
 
