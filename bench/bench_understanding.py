@@ -42,8 +42,9 @@ led to; its first figures were recorded before anything was changed after readin
 
 Set g (``understanding_icd10cm_g.tsv``, ``understanding_hpo_g.tsv``: 160 and 120 queries, 20 of each
 of the same kinds) was written the same way later on 2026-11-30, after the rules and rows set f led
-to, by a helper that saw none of them nor any other set; its first figures measure how far those
-changes carry to phrasings nobody here read.
+to, by a helper that saw none of them nor any other set; its first figures (bench/HISTORY.md)
+measured how far those changes carry to phrasings nobody here read, and its misses were then read
+for classes of failure: a development set since.
 
     python bench/bench_understanding.py [--set a|b|c|d|e|f|g] [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
 """
@@ -163,7 +164,7 @@ def main() -> None:
         "--set",
         choices=sorted(SETS),
         default="a",
-        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c, d, e, f: development; g: 2026-11-30, first figures",
+        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c, d, e, f, g: development",
     )
     parser.add_argument("--system", choices=sorted(SETS["a"]), action="append")
     parser.add_argument("--quick", action="store_true", help="the served configuration only")
