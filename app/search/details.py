@@ -111,8 +111,12 @@ _NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not dis
 # dislocation and sprain apart below categories named for two ("Dislocation and sprain of joints and
 # ligaments of elbow"); a course; a long bone's end ("lower end of radius": distal) and the bone; a
 # sickle-cell disease's genotype (D57.0 Hb-SS, D57.2 Hb-SC, D57.4 with thalassemia); the way a squinting
-# eye turns ("one of his eyes turns inward" is no *Exotropia*).
+# eye turns ("one of his eyes turns inward" is no *Exotropia*); whether something came within the first
+# day or after it (a postpartum hemorrhage "within 24 hours" is O72.1 *Other immediate ...*, not O72.2
+# *Delayed and secondary ...*; labour after a membranes' rupture, a loss of consciousness; an
+# immediate or delayed hypersensitivity).
 _TURNS = r"(?:turns?|turning|turned|drifts?|drifting|goes|going)"
+_DAY = r"(?:24|twenty[- ]four) ?(?:hours?|hrs?|h)"
 _KINDS = {
     "injury": (
         ("subluxation", "subluxations?|subluxed|partial dislocation|partially dislocated"),
@@ -130,6 +134,10 @@ _KINDS = {
     "eye turn": (
         ("inward", rf"esotropi\w*|esophori\w*|{_TURNS} in(?:wards?)?|cross-?eyed|crossed eyes?"),
         ("outward", rf"exotropi\w*|exophori\w*|{_TURNS} out(?:wards?)?|wall-?eyed"),
+    ),
+    "first day": (
+        ("within", rf"(?:within|in|during) (?:the )?(?:first )?{_DAY}|less than {_DAY}|immediate(?:ly)?"),
+        ("after", rf"(?:more|greater|longer) than {_DAY}|(?:after|beyond) (?:the )?(?:first )?{_DAY}|{_DAY} or more|delayed"),
     ),
 }  # fmt: skip
 # A kind the index also files under another of its family: a subluxation under a dislocation where

@@ -32,6 +32,7 @@ class FeatureScorer:
         self.ordinary = ordinary  # abbreviations that are ordinary words: matched only in capitals
         self.detail_margin = detail_margin  # search.detail_margin
         self.details = lru_cache(maxsize=50_000)(self._details_of)
+        self.above = lru_cache(maxsize=50_000)(self._above_of)
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -68,10 +69,10 @@ class FeatureScorer:
         order = np.argsort(-logit, kind="stable")[:DETAIL_DEPTH].tolist()
         floor = (float(logit.max()) if len(logit) else 0.0) - self.detail_margin
         near = {int(rows[i]) for i in order if logit[i] >= floor}
-        kin = near | self._above(near)
+        kin = near.union(*map(self.above, near))
         for i in order:
             row = int(rows[i])
-            if logit[i] >= floor or not kin.isdisjoint(self._above({row})):
+            if logit[i] >= floor or not kin.isdisjoint(self.above(row)):
                 named = named_by(row) if logit[i] >= floor else row
                 details[i] = agreement(stated, self.details(named), bool(self.bundle.billable[row]))
             elif logit[i] >= floor - CONFLICT_MARGIN:
@@ -95,11 +96,11 @@ class FeatureScorer:
         named[owner[holds]] = True
         return named
 
-    def _above(self, rows: set[int]) -> set[int]:
-        """The parents and grandparents of ``rows``."""
+    def _above_of(self, row: int) -> frozenset[int]:
+        """The parents and grandparents of a concept (cached as :attr:`above`)."""
         parents = self.bundle.concepts.parents
-        up = {parent for row in rows for parent in parents[row].tolist()}
-        return up | {grandparent for row in up for grandparent in parents[row].tolist()}
+        up = set(parents[row].tolist())
+        return frozenset(up.union(*(parents[parent].tolist() for parent in up)))
 
     def _details_of(self, row: int) -> Details:
         """The details a concept's name carries (cached as :attr:`details`)."""

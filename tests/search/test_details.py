@@ -453,3 +453,23 @@ def test_non_negates_the_rest_of_its_word() -> None:
 )
 def test_the_way_a_squinting_eye_turns_is_a_kind(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["with_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("postpartum hemorrhage within 24 hours of delivery", "Delayed and secondary postpartum hemorrhage", 1.0),
+        ("postpartum hemorrhage within 24 hours of delivery", "Other immediate postpartum hemorrhage", 0.0),
+        ("PPH in the first 24h", "Delayed and secondary postpartum hemorrhage", 1.0),
+        (
+            "PROM, labour more than 24 hours after rupture",
+            "Premature rupture of membranes, onset of labor within 24 hours of rupture",
+            1.0,
+        ),
+        ("delayed hypersensitivity to a drug", "Immediate-type hypersensitivity drug reaction", 1.0),
+        # a query that does not say when says neither
+        ("postpartum hemorrhage", "Delayed and secondary postpartum hemorrhage", 0.0),
+    ],
+)
+def test_within_or_after_the_first_day_is_a_kind(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
