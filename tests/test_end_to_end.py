@@ -182,6 +182,26 @@ def test_a_vocabulary_phrasing_that_is_another_codes_name_was_judged_by_a_second
     assert clashes <= kept
 
 
+@pytest.mark.parametrize(
+    ("query", "code"),
+    [
+        ("hurt while out for a run", "Y93.02"),  # Activity, running
+        ("fell off a stepladder", "W11.XXXA"),  # Fall on and from ladder, initial encounter
+        ("MVA, restrained passenger", "V49.50XA"),
+    ],
+)
+def test_an_external_cause_is_found_by_how_people_tell_it(client: TestClient, query: str, code: str) -> None:
+    """The vocabulary's external-cause tables (V-Y): an activity, a fall, a collision as a note or a
+    patient tells it, descended to the initial encounter when the code takes a 7th character."""
+    assert _top(client, query, "icd10cm", k=3)[0] == code
+
+
+def test_an_injury_told_with_its_cause_is_the_injury_first(client: TestClient) -> None:
+    """A coder codes the injury first, its external cause beside it: the external-cause phrasings
+    naming a part of the body were left out of the vocabulary."""
+    assert _top(client, "broke my wrist falling off a ladder", "icd10cm", k=3)[0].startswith("S52")
+
+
 def test_the_readme_search_example_is_what_the_service_answers(client: TestClient) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     example = readme.split("```json", 1)[1].split("```", 1)[0]
