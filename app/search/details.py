@@ -114,7 +114,9 @@ _NONDISPLACED = re.compile(r"\b(?:nondisplaced|non-displaced|undisplaced|not dis
 # eye turns ("one of his eyes turns inward" is no *Exotropia*); whether something came within the first
 # day or after it (a postpartum hemorrhage "within 24 hours" is O72.1 *Other immediate ...*, not O72.2
 # *Delayed and secondary ...*; labour after a membranes' rupture, a loss of consciousness; an
-# immediate or delayed hypersensitivity).
+# immediate or delayed hypersensitivity); a neoplasm's behaviour ("h/o colon ca" is Z85.038, no history
+# of colon polyps; "breast ca" no in-situ neoplasm of the breast), the in-situ kind read before the
+# carcinoma it qualifies.
 _TURNS = r"(?:turns?|turning|turned|drifts?|drifting|goes|going)"
 _DAY = r"(?:24|twenty[- ]four) ?(?:hours?|hrs?|h)"
 _KINDS = {
@@ -134,6 +136,13 @@ _KINDS = {
     "eye turn": (
         ("inward", rf"esotropi\w*|esophori\w*|{_TURNS} in(?:wards?)?|cross-?eyed|crossed eyes?"),
         ("outward", rf"exotropi\w*|exophori\w*|{_TURNS} out(?:wards?)?|wall-?eyed"),
+    ),
+    "behaviour": (
+        ("in situ", r"(?:carcinoma |melanoma )?in[- ]situ|dcis|lcis"),
+        ("malignant", r"malignan\w*|cancers?|carcinomas?|adenocarcinomas?|sarcomas?|lymphomas?|leuka?emias?|melanomas?"
+                      r"|metasta\w*|mets"),
+        ("benign", r"benign|polyps?|polyposis"),
+        ("uncertain", r"uncertain behaviou?r"),
     ),
     "first day": (
         ("within", rf"(?:within|in|during) (?:the )?(?:first )?{_DAY}|less than {_DAY}|immediate(?:ly)?"),

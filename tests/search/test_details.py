@@ -473,3 +473,19 @@ def test_the_way_a_squinting_eye_turns_is_a_kind(query: str, name: str, conflict
 )
 def test_within_or_after_the_first_day_is_a_kind(query: str, name: str, conflict: float) -> None:
     assert _features(query, name)["with_conflict"] == conflict
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "conflict"),
+    [
+        ("personal history of colon cancer", "Personal history of colon polyps", 1.0),
+        ("personal history of colon cancer", "Personal history of other malignant neoplasm of large intestine", 0.0),
+        ("breast carcinoma", "Carcinoma in situ of breast", 1.0),
+        ("DCIS of the left breast", "Malignant neoplasm of left female breast", 1.0),
+        ("melanoma in situ of the cheek", "Melanoma in situ of other parts of face", 0.0),
+        # a tumour of no stated behaviour is any
+        ("brain tumour", "Benign neoplasm of brain, unspecified", 0.0),
+    ],
+)
+def test_a_neoplasms_behaviour_is_a_kind(query: str, name: str, conflict: float) -> None:
+    assert _features(query, name)["with_conflict"] == conflict
