@@ -146,6 +146,20 @@ def test_the_words_of_an_axis_a_code_leaves_unspecified_are_no_kind_it_adds() ->
     assert _code(ulcer, "acute gastric ulcer", every) == 1
 
 
+def test_a_part_of_the_body_says_the_region_its_codes_name_unless_a_code_names_the_part() -> None:
+    gout = _descent({
+        0: "Idiopathic gout",
+        1: "Idiopathic gout, right shoulder",
+        2: "Idiopathic gout, right hand",
+        3: "Idiopathic gout, right ankle and foot",
+    })  # fmt: skip
+    every = np.ones(4, dtype=bool)
+    assert _code(gout, "gout in the right big toe", every) == 3
+    assert _code(gout, "gout of the right thumb", every) == 2
+    pain = _descent({0: "Pain in limb", 1: "Pain in right foot", 2: "Pain in right toe(s)"})
+    assert _code(pain, "pain in right big toe", np.ones(3, dtype=bool)) == 2
+
+
 def test_an_inclusion_term_of_a_code_selects_it() -> None:
     failure = _descent(
         {0: "Heart failure", 1: "Unspecified systolic (congestive) heart failure", 2: "Heart failure, unspecified"},
