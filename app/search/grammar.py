@@ -88,6 +88,30 @@ def _words(*pairs: tuple[str, str]) -> list[tuple[re.Pattern[str], str]]:
     return [(re.compile(pattern, re.IGNORECASE), out) for pattern, out in pairs]
 
 
+# A coder's keywords in the index's order, the main term first and its modifiers after commas
+# ("Cholecystitis, acute, with calculus"; "Fracture, femur, neck, left"): read with the modifiers
+# before it and its "with ..." after it ("acute Cholecystitis with calculus"), as names and everyday
+# wordings say it. A history, status or encounter is left to the history and status rules.
+INDEX_ORDER = re.compile(
+    r"^\s*(?!(?:history|status|encounter|screening|admission)\b)([^\W\d_]{3,})\s*,\s*([^\d,]+(?:,[^\d,]+)*?)\s*$",
+    re.IGNORECASE,
+)
+_AFTER_THE_TERM = re.compile(
+    r"^(?:with|without|no|not|due to|in|of|on|following|after|from|by|complicating|during)\b", re.IGNORECASE
+)
+_LISTED = re.compile(r"\b(?:and|or)\b|&", re.IGNORECASE)  # "fever, cough and chills": a list, no index entry
+MODIFIER_WORDS = 3  # the most words a modifier of the index has
+
+
+def _index_order(match: re.Match[str]) -> str:
+    parts = [part.strip() for part in match.group(2).split(",") if part.strip()]
+    before = [part for part in parts if not _AFTER_THE_TERM.match(part)]
+    entry = before and all(len(part.split()) <= MODIFIER_WORDS for part in parts) and not match.group(1).isupper()
+    if not entry or _LISTED.search(match.group(2)):
+        return match.group(0)  # a sentence, an abbreviation or a list: no index entry
+    return " ".join([*before, match.group(1), *(part for part in parts if _AFTER_THE_TERM.match(part))])
+
+
 SHORTHAND = _words(
     (r"(?<!\w)w/o(?!\w)", "without"),
     (r"(?<!\w)w/(?!o\b)\s*", "with "),
@@ -483,6 +507,7 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     reading.sub(_MY, "")
     for pattern, replacement in SHORTHAND:
         reading.sub(pattern, replacement)
+    reading.sub(INDEX_ORDER, _index_order)
     _measurements(reading)
     for pattern, side in SIDES + (EAR_SIDES if EAR.search(reading.text) else []):
         reading.sub(pattern, side)

@@ -29,7 +29,7 @@ from app.search.scope import Scope
 from app.settings import SearchSettings
 from indexer.bundle import Bundle
 from indexer.knowledge.term_tables import ABBREVIATIONS, Row, expansion
-from indexer.lexical.normalise import STOP_WORDS, american, fold, label_key, name_key, typed_words
+from indexer.lexical.normalise import STOP_WORDS, american, fold, label_key, name_key, tokens, typed_words
 from indexer.lexical.vocabulary import Vocabulary
 
 MAX_BRIDGES = 3  # concepts of other terminologies a query may bridge through
@@ -65,7 +65,7 @@ class QueryRewriter:
         searched (the correction finds it: "Concomitant strabisnus"), the grammar's ``reading``
         (:meth:`read`) and lay wordings of ``query``, none saying what the query says or what an
         earlier one said."""
-        said = {label_key(query)}
+        said, in_order = {label_key(query)}, tokens(query)
         out = []
         for text, via in (
             *self.learned(query, scope),
@@ -74,7 +74,11 @@ class QueryRewriter:
             *([(reading.text, f"read as '{reading.text}': {', '.join(reading.said)}")] if reading.said else []),
             *((text, f"lay wording read as '{text}'") for text in lay.rewrites(query)),
         ):
-            if (key := label_key(text)) not in said:
+            # The grammar's reading is searched whenever its words are not the query's as written: a
+            # semantic tag left out, or the same words in another order (a coder's index order,
+            # "Cholecystitis, acute"), which the encoder reads in their order.
+            reordered = text == reading.text and tokens(text) != in_order
+            if (key := label_key(text)) not in said or reordered:
                 said.add(key)
                 out.append((text, via))
         return out

@@ -167,7 +167,8 @@ def test_an_abbreviation_among_other_words_is_read_as_what_it_stands_for(
 ) -> None:
     """"acute MI" is also searched as "acute myocardial infarction" (the table's first expansion),
     and its rows say so; "HTN", of two meanings once a site supplement makes it a name of I21
-    too, is never written out, nor is a query of one word."""
+    too, is never written out, nor is a query of one word; a reading of the same words in another
+    order is searched too."""
     supplement = tmp_path / "site.csv"
     supplement.write_text("system,code,term,type,language\ntoyicd,I21,HTN,abbreviation,en\n", encoding="utf-8")
     add_supplement(toy_reader.engine, supplement, "site")
@@ -180,6 +181,11 @@ def test_an_abbreviation_among_other_words_is_read_as_what_it_stands_for(
         assert rewriter.rewrites("acute MI", scope, rewriter.read("acute MI", scope)) == [("acute myocardial infarction", read)]
         assert rewriter.rewrites("severe HTN", scope, rewriter.read("severe HTN", scope)) == []
         assert rewriter.rewrites("MI", scope, rewriter.read("MI", scope)) == []
+        # the same words in another order are another text to the encoder (a coder's index order)
+        inverted = "read as 'acute infarction': 'infarction, acute' as 'acute infarction'"
+        assert rewriter.rewrites("infarction, acute", scope, rewriter.read("infarction, acute", scope)) == [
+            ("acute infarction", inverted)
+        ]
         code, category = client.get("/search", params={"q": "acute MI", "system": "toyicd", "k": 2}).json()["results"]
         assert (category["code"], category["why"]["origin"]) == ("I21", read)
         descended = f"{read}; via I21 Acute myocardial infarction: its code for what the query states"

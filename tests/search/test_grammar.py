@@ -11,6 +11,23 @@ HPO = frozenset({"hpo"})
 
 
 @pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        ("Cholecystitis, acute, with calculus", "acute Cholecystitis with calculus"),
+        ("pain, left knee", "left knee pain"),
+        ("appendicitis, acute, perforated, no abscess", "acute perforated appendicitis no abscess"),
+        # a list, a sentence, an abbreviation or a history is no index entry
+        ("fever, cough and chills", "fever, cough and chills"),
+        ("thrush down below, itchy with a thick white discharge", "thrush down below, itchy with a thick white discharge"),
+        ("CAP, infiltrate", "CAP, infiltrate"),
+        ("history, family, colon cancer", "history, family, colon cancer"),
+    ],
+)
+def test_a_coders_index_order_is_read_with_the_modifiers_first(query: str, text: str) -> None:
+    assert grammar.read(query, HPO).text == text
+
+
+@pytest.mark.parametrize(
     ("query", "text", "said"),
     [
         ("DM2 w/o complications", "DM2 without complications", ["'w/o' as 'without'"]),
