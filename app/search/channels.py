@@ -2,7 +2,8 @@
 
 - **dense**: cosine of the encoder's vectors (the meaning: "heart attack" → myocardial infarction);
 - **lexical**: BM25 over the shared normaliser's tokens;
-- **char**: character 3-gram TF-IDF, which finds misspellings ("pnemonia");
+- **char**: character 3-gram TF-IDF, which finds misspellings ("pnemonia") and unfinished words: searched
+  for a text with a word no label has;
 - **code**: the query as a code of a loaded system, in any usual form ("i219", "HP_0001649").
 
 The dense and lexical channels are index searches behind one small interface,
@@ -153,7 +154,11 @@ class Channels:
         return vector, self.best(partial(self.bundle.vectors.search, vector, allowed=where.allowed, within=where.within), where)
 
     def chars(self, asked: Asked, where: Where) -> dict[int, Hit]:
-        """The character n-gram channel (a subtree's labels only, when ``where`` has one)."""
+        """The character n-gram channel (a subtree's labels only, when ``where`` has one), for a text
+        with a word no label has, misspelled or unfinished: a text of known words is found by them
+        (the other channels), and its candidates' n-grams are still scored as features."""
+        if self.bundle.vocabulary.knows(asked.text):
+            return {}
         every = self.bundle.chargrams.scores(asked.chars)
         if where.subtree:  # the labels of the admitted concepts: read off the mask, unsorted
             inside = where.mask[self.bundle.label_concept[every[0]]]

@@ -14,7 +14,7 @@ from app.search.confidence import LABEL_FEATURES, Calibration
 from app.search.details import DETAIL_FEATURES, Details, agreement
 from app.search.rewrite import WORD_SPLIT
 from indexer.bundle import Bundle
-from indexer.lexical.normalise import fold, words
+from indexer.lexical.normalise import fold
 from indexer.lexical.vocabulary import Vocabulary
 
 COS, CHAR, WORDS, LABEL_WORDS, CODE, REWRITTEN, COS_TOP, CHAR_TOP = range(len(LABEL_FEATURES))
@@ -157,7 +157,7 @@ class FeatureScorer:
         for column, top in ((COS, COS_TOP), (CHAR, CHAR_TOP)):
             values = concept_features[:, column]
             concept_features[:, top] = np.where(values >= values.max() - 1e-6, values, 0.0)
-        if all(word in self.vocabulary for word in words(asked[0].text)):
+        if self.vocabulary.knows(asked[0].text):
             concept_features[:, CHAR_TOP] = 0.0  # every word is known: no misspelling to favour
         return concept_features, label_ids[best], [asked[number].via for number in source[best].tolist()]
 

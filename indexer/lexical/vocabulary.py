@@ -104,6 +104,10 @@ class Vocabulary:
     def __contains__(self, word: object) -> bool:
         return self._index(word) is not None  # type: ignore[arg-type]
 
+    def knows(self, text: str) -> bool:
+        """Whether every word of ``text`` is a word of the labels (none misspelled or unfinished)."""
+        return all(word in self for word in words(text))
+
     def _index(self, word: str) -> int | None:
         i = bisect_left(self._words, word)
         return i if i < len(self._words) and self._words[i] == word else None
