@@ -485,6 +485,7 @@ def _measurements(reading: Reading) -> None:
     before, said = reading.text, len(reading.said)
     reading.sub(measures.BLOOD_PRESSURE, measures.pressure)
     reading.sub(measures.GROWTH, measures.growth)
+    reading.sub(measures.WEIGHT_CHANGE, measures.weight_change)
     reading.sub(measures.MEASUREMENT, measures.measurement)
     if re.search(r"[^\W\d]", reading.text):
         reading.text = re.sub(r"\s+([,;])", r"\1", reading.text)

@@ -1,7 +1,8 @@
 """Measurements a note states: a lab value or a vital sign outside its reference range read as the
 finding it is ("Na 128" → "hyponatremia", "plts 45" → "thrombocytopenia", "HR 140" →
 "tachycardia"), a growth measurement beyond the charts' usual centiles as its finding ("OFC <
-3rd centile" → "microcephaly"), and a value that codes nothing (a score, a drug level, a lab within its range)
+3rd centile" → "microcephaly"), a weight lost or put on as the change ("dropped two stone" →
+"weight loss"), and a value that codes nothing (a score, a drug level, a lab within its range)
 as incidental detail ("pAF, CHA2DS2-VASc 3": no stage 3 of anything).
 
 A value is read in the unit written after it, else in the one unit whose plausible values hold it
@@ -155,6 +156,22 @@ GROWTH = re.compile(
 )
 _GROWTH_NAMES = [(re.compile(rf"^(?:{names})$", re.IGNORECASE), low, high) for names, low, high in _GROWTH]
 
+# A weight lost or put on, told in a unit of weight: "I've dropped two stone without trying" is a
+# weight loss (no stone of the body), "put on 10 lbs" a weight gain.
+_AMOUNT = (
+    r"(?:(?:about|around|nearly|almost|over|more than)\s+)?(?:a|one|two|three|four|five|six|half a|a couple of|\d+(?:\.\d+)?)"
+)
+WEIGHT_CHANGE = re.compile(
+    rf"\b(?:(lost|losing|dropped|dropping|shed|down)|gained|gaining|put on|putting on|piled on|up)\s+{_AMOUNT}\s*"
+    r"(?:stones?|st|pounds?|lbs?|kilos?|kgs?|kilograms?)\b(?:\s+in weight)?",
+    re.IGNORECASE,
+)
+
+
+def weight_change(match: re.Match[str]) -> str:
+    """A change of :data:`WEIGHT_CHANGE` as read."""
+    return "weight loss" if match.group(1) else "weight gain"
+
 
 def finding(name: str, value: float, written: str | None) -> str | None:
     """The finding ``value`` of the analyte written ``name`` is (in the unit ``written``, else the
@@ -215,5 +232,5 @@ def growth(match: re.Match[str]) -> str:
 
 def strip(text: str) -> str:
     """``text`` without its measurements: their numbers are no type, stage or grade."""
-    out = GROWTH.sub(" ", BLOOD_PRESSURE.sub(" ", text))
+    out = WEIGHT_CHANGE.sub(" ", GROWTH.sub(" ", BLOOD_PRESSURE.sub(" ", text)))
     return MEASUREMENT.sub(lambda m: m.group(0) if m.group(0) == measurement(m) else " ", out)

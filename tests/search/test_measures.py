@@ -38,6 +38,9 @@ ICD = frozenset({"icd10cm"})
         ("length < 3rd centile", "short stature"),
         ("height 99th centile", "tall stature"),
         ("wt 25th centile, ht 2nd centile", "short stature"),
+        ("lost 10 lbs in 2 months", "weight loss in 2 months"),
+        ("dropped half a stone, night sweats", "weight loss, night sweats"),
+        ("put on 3 kg since starting olanzapine", "weight gain since starting olanzapine"),
     ],
 )
 def test_a_measurement_is_read_as_its_finding_or_left_out(query: str, read: str) -> None:
@@ -57,6 +60,7 @@ def test_a_measurement_is_read_as_its_finding_or_left_out(query: str, read: str)
         "UA glucose 3+, polyuria",  # a dipstick's reading, and not of blood
         "urine WBC 25, dysuria",
         "vitamin K 10 mg given",  # a dose
+        "kidney stone, lost a lot of blood",  # a stone of the body, no weight
     ],
 )
 def test_what_is_no_measurement_or_all_the_query_is_kept(query: str) -> None:
