@@ -78,6 +78,7 @@ SETS = {
     "e": {"icd10cm": "understanding_icd10cm_e.tsv", "hpo": "understanding_hpo_e.tsv"},
     "f": {"icd10cm": "understanding_icd10cm_f.tsv", "hpo": "understanding_hpo_f.tsv"},
     "g": {"icd10cm": "understanding_icd10cm_g.tsv", "hpo": "understanding_hpo_g.tsv"},
+    "h": {"icd10cm": "understanding_icd10cm_h.tsv", "hpo": "understanding_hpo_h.tsv"},
 }
 DEVELOPMENT = ("a", "c", "d", "e")  # the sets the confidence's second Platt step is fitted on (bench/bench_recalibration.py)
 SEEN_BY_CALIBRATION = {
@@ -98,6 +99,8 @@ TITLES = {
     "knowledge on and off",
     "g": "Understanding, set g (every kind of both systems, written 2026-11-30 after set f's changes): everyday queries "
     "per kind, knowledge on and off",
+    "h": "Understanding, set h (every kind of both systems, written 2026-11-30 after set g's changes; first figures before "
+    "any tuning on it): everyday queries per kind, knowledge on and off",
 }
 Item = GoldItem
 
@@ -164,7 +167,7 @@ def main() -> None:
         "--set",
         choices=sorted(SETS),
         default="a",
-        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c, d, e, f, g: development",
+        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c, d, e, f, g: development; h: 2026-11-30, new",
     )
     parser.add_argument("--system", choices=sorted(SETS["a"]), action="append")
     parser.add_argument("--quick", action="store_true", help="the served configuration only")
