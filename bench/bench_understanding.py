@@ -167,7 +167,7 @@ def main() -> None:
         "--set",
         choices=sorted(SETS),
         default="a",
-        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c, d, e, f, g: development; h: 2026-11-30, new",
+        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c-h: development (h: its section holds its first figures)",
     )
     parser.add_argument("--system", choices=sorted(SETS["a"]), action="append")
     parser.add_argument("--quick", action="store_true", help="the served configuration only")
