@@ -261,6 +261,25 @@ DATING = re.compile(
 )
 TRIMESTER = re.compile(r"\b(1st|2nd|3rd|first|second|third)\s+(?:tri|trimester)\b", re.IGNORECASE)
 
+# The age a disease began at, where HPO is searched, as HPO's onset term defines it ("first symptoms
+# around age 10": Juvenile onset, 5 to 15 years; "began after the age of 60": Late onset).
+ONSET_AGE = re.compile(
+    r"\b(after|over|beyond|from|at|around|about|by|before|under)\s+(?:the\s+)?age\s+(?:of\s+)?(\d{1,3})"
+    r"(?:\s*(?:years?|yrs?|y))?\b",
+    re.IGNORECASE,
+)
+_ONSET_CUE = re.compile(
+    r"\b(?:onset|symptoms?|began|begin|begins|started|starts?|first|presents?|presented|appear\w*|develop\w*)\b", re.IGNORECASE
+)
+_ONSET_BY_AGE = ((5, "childhood"), (16, "juvenile"), (40, "young adult"), (61, "middle age"))  # below each age, in years
+
+
+def _onset(match: re.Match[str]) -> str:
+    age = int(match.group(2)) + (1 if match.group(1).lower() in ("after", "over", "beyond") else 0)
+    if age < 1:  # an infant's onset is told in days, weeks or months
+        return match.group(0)
+    return next((f"{name} onset" for below, name in _ONSET_BY_AGE if age < below), "late onset")
+
 
 def _spinal(match: re.Match[str]) -> str:
     first, start, second, end = match.groups()
@@ -529,6 +548,8 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     elif OBSTETRIC.search(reading.text):
         reading.sub(WEEKS, _weeks)
     reading.sub(TRIMESTER, lambda m: f"{_ORDINAL.get(m.group(1).lower(), m.group(1).lower())} trimester")
+    if "hpo" in systems and _ONSET_CUE.search(reading.text):
+        reading.sub(ONSET_AGE, _onset)
     coded = bool(systems & STATUS_SYSTEMS)  # a terminology in scope codes metastases, history, status and absence
     if not coded:
         reading.sub(NEGATED_CLAUSE, "")

@@ -13,6 +13,24 @@ HPO = frozenset({"hpo"})
 @pytest.mark.parametrize(
     ("query", "text"),
     [
+        ("first symptoms around age 10", "first symptoms juvenile onset"),
+        ("symptoms began after the age of 60", "symptoms began late onset"),
+        ("onset at age 45", "onset middle age onset"),
+        ("presented at age 3", "presented childhood onset"),
+        ("he is 10 years old", "10 years old"),  # an age, no onset
+    ],
+)
+def test_the_age_a_disease_began_at_is_hpos_onset_term(query: str, text: str) -> None:
+    assert grammar.read(query, HPO).text == text
+
+
+def test_an_onset_age_is_read_only_where_hpo_is_searched() -> None:
+    assert grammar.read("first symptoms around age 10", frozenset({"icd10cm"})).text == "first symptoms around age 10"
+
+
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
         ("Cholecystitis, acute, with calculus", "acute Cholecystitis with calculus"),
         ("pain, left knee", "left knee pain"),
         ("appendicitis, acute, perforated, no abscess", "acute perforated appendicitis no abscess"),
