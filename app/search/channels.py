@@ -71,12 +71,13 @@ class Searches:
 @dataclass
 class Asked:
     """One text the query is searched as: its index searches (started as soon as the text is
-    known), char n-gram vector and tokens."""
+    known), char n-gram vector, tokens and whether every word of it is known."""
 
     text: str
     searches: Searches
     chars: object
     tokens: list[str]
+    known: bool  # every word of it is a word of the labels (none misspelled or unfinished)
     corrected: bool = False  # a rewrite: the spelling corrected, or a bridge
     via: str | None = None  # the bridge
 
@@ -146,7 +147,8 @@ class Channels:
         )
 
     def ask(self, text: str, searches: Searches, corrected: bool = False, via: str | None = None) -> Asked:
-        return Asked(text, searches, self.bundle.chargrams.vector(text), tokens(text), corrected, via)
+        bundle = self.bundle
+        return Asked(text, searches, bundle.chargrams.vector(text), tokens(text), bundle.vocabulary.knows(text), corrected, via)
 
     def _dense(self, text: str, where: Where) -> tuple[np.ndarray, dict[int, Hit]]:
         """A text's vector and the dense channel's hits (on a dense thread)."""
@@ -157,7 +159,7 @@ class Channels:
         """The character n-gram channel (a subtree's labels only, when ``where`` has one), for a text
         with a word no label has, misspelled or unfinished: a text of known words is found by them
         (the other channels), and its candidates' n-grams are still scored as features."""
-        if self.bundle.vocabulary.knows(asked.text):
+        if asked.known:
             return {}
         every = self.bundle.chargrams.scores(asked.chars)
         if where.subtree:  # the labels of the admitted concepts: read off the mask, unsorted

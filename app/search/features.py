@@ -157,7 +157,7 @@ class FeatureScorer:
         for column, top in ((COS, COS_TOP), (CHAR, CHAR_TOP)):
             values = concept_features[:, column]
             concept_features[:, top] = np.where(values >= values.max() - 1e-6, values, 0.0)
-        if self.vocabulary.knows(asked[0].text):
+        if asked[0].known:
             concept_features[:, CHAR_TOP] = 0.0  # every word is known: no misspelling to favour
         return concept_features, label_ids[best], [asked[number].via for number in source[best].tolist()]
 
