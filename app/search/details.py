@@ -27,6 +27,9 @@ _ENCOUNTER = (
     ("initial", re.compile(r"\b(?:initial|first (?:visit|encounter|presentation)|new injury|acute injury|ed visit)\b")),
 )
 _NUMBER = re.compile(r"\b(\d{1,2}[a-z]?)\b")
+# A name that is a stage without its number: an end stage renal disease is a chronic kidney disease
+# of stage 5 ("CKD stage 5 on dialysis" agrees with N18.6 *End stage renal disease* as with N18.5).
+_STAGE_5 = re.compile(r"\b(?:end[- ]stage (?:renal|kidney) (?:disease|failure)|esrd|eskd)\b")
 # Severity grades, compared as numbers are ("bipolar I, manic, severe": F31.13 "..., severe", not "..., mild");
 # a note's "mod" is moderate. A name's grade the query does not state is a default conflict: the
 # ungraded concept or unspecified code is the one meant ("MDD, recurrent": F33.9, not F33.1 "...,
@@ -301,7 +304,8 @@ class Details:
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),
             encounter,
-            frozenset(_NUMBER.findall(measures.strip(folded))) | _ranged(folded) | _grades(folded),
+            frozenset(_NUMBER.findall(measures.strip(folded))) | _ranged(folded) | _grades(folded)
+            | ({"5"} if _STAGE_5.search(folded) else set()),
             bool(_WITHOUT.search(folded)),
             bool(_WITH.search(folded)),
             bool(_OPEN.search(folded)),

@@ -26,10 +26,13 @@ the rules in its ``why``. In order:
 - **dates** left out: a year or a month and year ("hx of MI 2019", "s/p CABG 3/2015") codes
   nothing and reads as something else (COVID-19);
 - **numbers**: roman numerals of a stage, grade, type or class as digits ("stage IV" → "stage
-  4"), "CKD 3b" → "CKD stage 3b";
+  4"), "CKD 3b" → "CKD stage 3b", a CKD of stage 5 on dialysis → "end stage renal disease" (N18.6);
 - **spinal levels** to their region ("C5-6" → "cervical C5-C6");
 - **pregnancy**: weeks of gestation to their trimester ("at 30 wks" → "30 weeks gestation third
   trimester"), "2nd tri" → "second trimester";
+- **HPO's terms a number defines**, only where HPO is searched: the age a disease began at as its
+  onset term, the share of patients a feature is seen in as its frequency term ("in roughly a
+  third of patients" → "frequent"; :mod:`app.search.definitions`);
 - **metastases**, only where the scope holds ICD-10-CM (which codes them at the site they reached,
   C77-C79): "metastatic to X", "mets to X", "X mets" → "secondary malignant neoplasm of X";
 - **history and status**, only where the scope holds a terminology that codes them (ICD-10-CM's
@@ -54,7 +57,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.search import measures
+from app.search import definitions, measures
 
 STATUS_SYSTEMS = frozenset({"icd10cm"})  # terminologies with codes for history and status
 # Ordinary English words that are also abbreviations of the tables ("HE", "AS", "ALL", "MS"): read
@@ -155,7 +158,7 @@ _LOBE = {"U": "upper", "M": "middle", "L": "lower"}
 # Sides written as clinicians write them: capitals only, so "r/o" or a lower-case word stays.
 SIDES = [
     (
-        re.compile(r"(?<![\w/])\((R|L)\)|(?<![\w/])(R|L)(?=\s+[A-Za-z])"),
+        re.compile(r"(?<![\w/])\((R|L)\)|(?<![\w/])(R|L)(?=\s+(?:[A-Za-z]|\d(?:st|nd|rd|th)\b))"),
         lambda m: "right" if (m.group(1) or m.group(2)) == "R" else "left",
     ),
     (re.compile(r"(?<!\w)OD(?!\w)"), lambda m: "right eye"),
@@ -233,7 +236,14 @@ EXACERBATION = re.compile(r"(?<!\w)AE(?!\w)")
 DATE = re.compile(r"(?:\s+(?:in|since|from)\s+|\s*\(\s*|\s+|^)(?:(?:0?[1-9]|1[0-2])[/-])?(?:19|20)\d{2}(?!\w)\s*\)?")
 _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
 _SHORT = {"cl": "class", "gr": "grade"}  # "obesity cl II": class 2
+# A chronic kidney disease of stage 5 that needs dialysis is an end stage renal disease (ICD-10-CM's
+# N18.6 includes "chronic kidney disease requiring chronic dialysis").
+_ON_DIALYSIS = r"(?:on|requiring|needing|with)\s+(?:maintenance\s+|chronic\s+|regular\s+)?(?:(?:hemo|haemo|peritoneal\s+)?dialysis|hd|pd)\b"
 NUMBERS = [
+    (
+        re.compile(rf"\b(?:ckd|chronic kidney disease)\s*(?:stage\s*)?(?:5|v)\s+(?={_ON_DIALYSIS})", re.IGNORECASE),
+        "end stage renal disease ",
+    ),
     (
         re.compile(r"\b(stage|grade|type|class|cl|gr)\s+(i{1,3}|iv|vi?)([ab])?\b", re.IGNORECASE),
         lambda m: f"{_SHORT.get(m.group(1).lower(), m.group(1))} {_ROMAN[m.group(2).lower()]}{m.group(3) or ''}",
@@ -260,26 +270,6 @@ DATING = re.compile(
     re.IGNORECASE,
 )
 TRIMESTER = re.compile(r"\b(1st|2nd|3rd|first|second|third)\s+(?:tri|trimester)\b", re.IGNORECASE)
-
-# The age a disease began at, where HPO is searched, as HPO's onset term defines it ("first symptoms
-# around age 10": Juvenile onset, 5 to 15 years; "began after the age of 60": Late onset).
-ONSET_AGE = re.compile(
-    r"\b(after|over|beyond|from|at|around|about|by|before|under)\s+(?:the\s+)?age\s+(?:of\s+)?(\d{1,3})"
-    r"(?:\s*(?:years?|yrs?|y))?\b",
-    re.IGNORECASE,
-)
-_ONSET_CUE = re.compile(
-    r"\b(?:onset|symptoms?|began|begin|begins|started|starts?|first|presents?|presented|appear\w*|develop\w*)\b", re.IGNORECASE
-)
-_ONSET_BY_AGE = ((5, "childhood"), (16, "juvenile"), (40, "young adult"), (61, "middle age"))  # below each age, in years
-
-
-def _onset(match: re.Match[str]) -> str:
-    age = int(match.group(2)) + (1 if match.group(1).lower() in ("after", "over", "beyond") else 0)
-    if age < 1:  # an infant's onset is told in days, weeks or months
-        return match.group(0)
-    return next((f"{name} onset" for below, name in _ONSET_BY_AGE if age < below), "late onset")
-
 
 def _spinal(match: re.Match[str]) -> str:
     first, start, second, end = match.groups()
@@ -512,6 +502,14 @@ def _measurements(reading: Reading) -> None:
         reading.text, reading.said[said:] = before, []
 
 
+def _defined_by_a_number(reading: Reading) -> None:
+    """HPO's onset and frequency terms from the age or the share of patients the query states."""
+    if definitions.ONSET_CUE.search(reading.text):
+        reading.sub(definitions.ONSET_AGE, definitions.onset)
+    if definitions.FREQUENCY_CUE.search(reading.text):
+        reading.sub(definitions.FREQUENCY, definitions.frequency)
+
+
 def _subject(match: re.Match[str]) -> str:
     """What is left of "he is", "my son keeps", "I have": a verb that carries meaning stays ("can't")."""
     kept = re.search(r"(can't|cannot|doesn't|does not|won't)\s*$", match.group(0), re.IGNORECASE)
@@ -548,8 +546,8 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     elif OBSTETRIC.search(reading.text):
         reading.sub(WEEKS, _weeks)
     reading.sub(TRIMESTER, lambda m: f"{_ORDINAL.get(m.group(1).lower(), m.group(1).lower())} trimester")
-    if "hpo" in systems and _ONSET_CUE.search(reading.text):
-        reading.sub(ONSET_AGE, _onset)
+    if "hpo" in systems:
+        _defined_by_a_number(reading)
     coded = bool(systems & STATUS_SYSTEMS)  # a terminology in scope codes metastases, history, status and absence
     if not coded:
         reading.sub(NEGATED_CLAUSE, "")

@@ -101,7 +101,12 @@ ANALYTES = (
     Analyte(r"psa", None, "elevated prostate specific antigen", (Unit(r"ng/ml", None, 4.0, (0.01, 5000)),)),
     Analyte(r"crp|c-reactive protein", None, "elevated C-reactive protein", (Unit(r"mg/l", None, 10, (0.1, 500)),)),
     Analyte(r"esr|sed rate", None, "elevated erythrocyte sedimentation rate", (Unit(r"mm/h(?:r)?", None, 30, (0, 150)),)),
-    Analyte(r"alt|ast|sgpt|sgot", None, "elevated transaminases", (Unit(r"u/l|iu/l", None, 40, (1, 20000)),)),
+    Analyte(r"alt|sgpt", None, "elevated alanine aminotransferase", (Unit(r"u/l|iu/l", None, 40, (1, 20000)),)),
+    Analyte(r"ast|sgot", None, "elevated aspartate aminotransferase", (Unit(r"u/l|iu/l", None, 40, (1, 20000)),)),
+    Analyte(r"ck|cpk|creatine kinase|creatine phosphokinase", None, "elevated creatine kinase", (Unit(r"u/l|iu/l", None, 200, (5, 500000)),)),
+    Analyte(  # heart failure with a reduced ejection fraction is at or below 40%; 41-49% mildly reduced
+        r"ef|lvef|ejection fraction|lv ejection fraction", "reduced ejection fraction", None, (Unit(r"%|percent", 50, None, (5, 90)),)
+    ),
     Analyte(
         r"tg|triglycerides",
         None,
@@ -120,12 +125,12 @@ ANALYTES = (
 # as typed, and beside other words the query is searched as typed too.
 INCIDENTAL = (
     r"cha2ds2[- ]?vasc|chads2|has[- ]bled|gcs|nihss|mrs|wells|curb[- ]?65|phq[- ]?9|phq[- ]?2|gad[- ]?7|mmse|moca|ecog|apgar|"
-    r"bishop|ag|anion gap|ef|lvef|egfr|gfr|creat|creatinine|bun|ldl|hdl|tc|cholesterol|tsh|inr|ferritin|lactate|trop|troponin|"
+    r"bishop|ag|anion gap|egfr|gfr|creat|creatinine|bun|ldl|hdl|tc|cholesterol|tsh|inr|ferritin|lactate|trop|troponin|"
     r"bnp|nt-?probnp|d-?dimer|lipase|alp|ggt"
 )
 # A value (not a range, "CA 19-9", nor a dipstick's "3+"); no dose, length or time after it ("albumin
 # 25 g IV", "T 30 min"); not of another fluid than blood ("urine WBC 25"), an ionized calcium or a vitamin.
-_VALUE = r"(?:\s*(?:of|was|is|=|:)\s*|\s*)(\d+(?:\.\d+)?)(?!\s*[-+]\s*\d|\s*\+)"
+_VALUE = r"(?:\s*(?:of|was|is|=|:)\s*|\s*)(\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?)(?!\s*[-+]\s*\d|\s*\+)"
 _NOT_BLOOD = r"(?<!urine )(?<!ua )(?<!csf )(?<!fluid )(?<!ionized )(?<!ionised )(?<!vitamin )"
 # Every unit an analyte is written in, the longest first ("mmol/mol" before "mmol").
 _WRITTEN_UNITS = {written for analyte in ANALYTES for unit in analyte.units for written in unit.written.split("|")}
@@ -202,7 +207,7 @@ def measurement(match: re.Match[str]) -> str:
     """A measurement of :data:`MEASUREMENT` as read: its finding, or nothing (in its range, a score);
     as written when it is none (:func:`finding` is None)."""
     analyte, _, value, unit = match.groups()
-    found = finding(analyte, float(value), unit) if analyte else ""
+    found = finding(analyte, float(value.replace(",", "")), unit) if analyte else ""
     return match.group(0) if found is None else f" {found} " if found else " "
 
 

@@ -59,6 +59,9 @@ def test_numbers_as_type_stage_and_weeks() -> None:
     ranged = "Hypertensive heart and chronic kidney disease with heart failure and stage 1 through stage 4 chronic kidney disease"
     assert _features("hypertensive heart and kidney disease with heart failure, CKD stage 3", ranged)["number_agree"] == 1.0
     assert _features("hypertensive heart and kidney disease with heart failure, CKD stage 5", ranged)["number_conflict"] == 1.0
+    # an end stage renal disease is a chronic kidney disease of stage 5
+    assert _features("CKD stage 5 on dialysis", "End stage renal disease")["number_agree"] == 1.0
+    assert _features("ESRD", "Chronic kidney disease, stage 4 (severe)")["number_conflict"] == 1.0
 
 
 def test_with_and_without() -> None:

@@ -31,6 +31,31 @@ def test_an_onset_age_is_read_only_where_hpo_is_searched() -> None:
 @pytest.mark.parametrize(
     ("query", "text"),
     [
+        ("seen in 80 to 99 percent of patients", "very frequent"),  # a range: its middle
+        ("feature seen in roughly a third of reported patients", "feature frequent"),
+        ("seen in about 10% of affected individuals", "occasional"),
+        ("rare feature, under 5% of cases", "rare feature, very rare"),  # under 5%: below Occasional's 5%
+        ("in over 99% of cases", "in very frequent"),  # Obligate is 100%
+        ("seen in every single affected individual", "obligate"),
+        ("occurs in 1 in 20 patients", "occasional"),
+        ("present in 0% of cases", "excluded"),
+        # no share of patients: a saturation, an ejection fraction, a count
+        ("SpO2 88%", "hypoxemia"),
+        ("LVEF 55%", "LVEF 55%"),
+        ("seen in 5 patients", "seen in 5 patients"),
+    ],
+)
+def test_the_share_of_patients_a_feature_is_seen_in_is_hpos_frequency_term(query: str, text: str) -> None:
+    assert grammar.read(query, HPO).text == text
+
+
+def test_a_frequency_is_read_only_where_hpo_is_searched() -> None:
+    assert grammar.read("seen in about half of patients", frozenset({"icd10cm"})).text == "seen in about half of patients"
+
+
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
         ("Cholecystitis, acute, with calculus", "acute Cholecystitis with calculus"),
         ("pain, left knee", "left knee pain"),
         ("appendicitis, acute, perforated, no abscess", "acute perforated appendicitis no abscess"),
@@ -87,6 +112,7 @@ def test_shorthand(query: str, text: str, said: list[str]) -> None:
         ("RUE weakness", "right upper extremity weakness", ["'RUE' as 'right upper extremity'"]),
         ("NSCLC RUL", "NSCLC right upper lobe", ["'RUL' as 'right upper lobe'"]),
         ("PNA RML", "PNA right middle lobe", ["'RML' as 'right middle lobe'"]),
+        ("gout R 1st MTP", "gout right 1st MTP", ["'R' as 'right'"]),  # before an ordinal
         ("r hip pain", "r hip pain", []),  # a lower-case letter is no side
         ("Vitamin D deficiency", "Vitamin D deficiency", []),
     ],
@@ -125,6 +151,8 @@ def test_sites_courses_and_dates(query: str, text: str, said: list[str]) -> None
         ("gr III haemorrhoids", "grade 3 haemorrhoids"),
         ("CKD IIIb", "CKD stage 3b"),
         ("ckd3a", "ckd stage 3a"),
+        ("CKD stage 5 on maintenance haemodialysis", "end stage renal disease on maintenance haemodialysis"),  # N18.6
+        ("CKD 5", "CKD stage 5"),  # no dialysis said: N18.5
         ("C5-6 radiculopathy", "cervical C5-C6 radiculopathy"),
         ("L4-5 disc herniation", "lumbar L4-L5 disc herniation"),
         ("L5-S1 stenosis", "lumbosacral L5-S1 stenosis"),

@@ -28,9 +28,12 @@ ICD = frozenset({"icd10cm"})
         ("BP 182/104, headache", "elevated blood pressure, headache"),  # no hypertension until diagnosed
         ("T2DM, A1c 9.2%", "T2DM, elevated hemoglobin A1c"),
         ("CRP 120, fever", "elevated C-reactive protein, fever"),
+        ("ALT 210 U/L", "elevated alanine aminotransferase"),
+        ("CK 12,000 U/L, weakness", "elevated creatine kinase, weakness"),  # a thousands separator
+        ("HFrEF, EF 30%", "HFrEF, reduced ejection fraction"),
         # a score or a value within its range codes nothing: left out
         ("pAF, CHA2DS2-VASc 3", "pAF"),
-        ("HFrEF, EF 30%", "HFrEF"),
+        ("HFpEF, LVEF 55%", "HFpEF"),
         ("hyperkalemia, K 4.8 after treatment", "hyperkalemia, after treatment"),
         # growth by its centile or standard deviation score, at the charts' usual cut-offs
         ("head circumference below the 2nd percentile", "microcephaly"),
@@ -54,7 +57,7 @@ def test_a_measurement_is_read_as_its_finding_or_left_out(query: str, read: str)
         "T 12 fracture",  # no temperature
         "CA 125 raised",  # a tumour marker, no calcium
         "amlodipine 10 mg 2 times daily",  # a dose is no magnesium
-        "EF 30%",  # a value alone is what was asked
+        "EF 55%",  # a value alone is what was asked
         "CA 19-9 45, pancreatic mass",  # a tumour marker's name, no calcium
         "ionized Ca 1.15, on dialysis",  # another range than a total calcium's
         "UA glucose 3+, polyuria",  # a dipstick's reading, and not of blood

@@ -1,0 +1,93 @@
+"""HPO's terms that a number defines, read from the number a query states (only where HPO is searched).
+
+- **onset**: the age a disease began at ("first symptoms around age 10" → Juvenile onset, 5 to 15
+  years; "began after the age of 60" → Late onset);
+- **frequency**: the share of patients a feature is seen in, as HPO's frequency terms define it
+  ("seen in roughly a third of reported patients" → Frequent, 30% to 79%; "in every affected
+  individual" → Obligate, 100%; "under 5% of cases" → Very rare, 1% to 4%).
+"""
+
+from __future__ import annotations
+
+import re
+
+ONSET_AGE = re.compile(
+    r"\b(after|over|beyond|from|at|around|about|by|before|under)\s+(?:the\s+)?age\s+(?:of\s+)?(\d{1,3})"
+    r"(?:\s*(?:years?|yrs?|y))?\b",
+    re.IGNORECASE,
+)
+ONSET_CUE = re.compile(
+    r"\b(?:onset|symptoms?|began|begin|begins|started|starts?|first|presents?|presented|appear\w*|develop\w*)\b", re.IGNORECASE
+)
+_ONSET_BY_AGE = ((5, "childhood"), (16, "juvenile"), (40, "young adult"), (61, "middle age"))  # below each age, in years
+
+
+def onset(match: re.Match[str]) -> str:
+    """The onset term of :data:`ONSET_AGE`'s age; an age under a year is left as written."""
+    age = int(match.group(2)) + (1 if match.group(1).lower() in ("after", "over", "beyond") else 0)
+    if age < 1:  # an infant's onset is told in days, weeks or months
+        return match.group(0)
+    return next((f"{name} onset" for below, name in _ONSET_BY_AGE if age < below), "late onset")
+
+
+_PERCENT = r"\s*(?:%|percent\b|per\s+cent\b)"
+_FRACTIONS = {
+    "half": 50,
+    "a third": 33,
+    "one third": 33,
+    "two thirds": 67,
+    "a quarter": 25,
+    "one quarter": 25,
+    "three quarters": 75,
+    "a fifth": 20,
+    "one fifth": 20,
+    "a tenth": 10,
+    "one tenth": 10,
+}
+_POPULATION = (
+    r"(?:\s+(?:(?:of|in)\s+)?(?:the\s+|all\s+)?(?:[^\W\d]+\s+){0,2}?"
+    r"(?:patients|cases|individuals|people|persons|carriers|probands|families|children|those\s+affected))"
+)
+_EVERY = r"(?:every\s+(?:single\s+)?(?:affected\s+)?(?:individual|patient|case|person|child)|all\s+(?:affected\s+)?(?:individuals|patients|cases))"
+FREQUENCY = re.compile(
+    r"\b(?:(?:seen|present|found|observed|occurs?|occurring|reported)\s+in\s+)?(?:(?P<qualifier>about|around|roughly|approximately|nearly|almost|over|under|below|above|less\s+than|more\s+than|"
+    r"fewer\s+than|up\s+to)\s+)?"
+    r"(?:(?P<low>\d{1,3})(?:" + _PERCENT + r")?\s*(?:-|–|to)\s*(?P<high>\d{1,3})" + _PERCENT + _POPULATION + "?"
+    r"|(?P<percent>\d{1,3})" + _PERCENT + _POPULATION + "?"
+    r"|(?P<fraction>" + "|".join(_FRACTIONS) + r")" + _POPULATION + r"|(?P<one>1|one)\s+in\s+(?P<n>\d{1,4})" + _POPULATION + "?"
+    r"|(?P<every>" + _EVERY + r"))",
+    re.IGNORECASE,
+)
+# Words that say a share of patients is meant (not a percentile, a saturation or an ejection fraction).
+FREQUENCY_CUE = re.compile(
+    r"\b(?:seen|present|occurs?|occurring|found|reported|affect\w*|features?|frequen\w*|observed|cases|patients|individuals|carriers|"
+    r"probands|families)\b",
+    re.IGNORECASE,
+)
+_FREQUENCY_BY_SHARE = ((1, "very rare"), (5, "occasional"), (30, "frequent"), (80, "very frequent"), (100, "obligate"))
+
+
+def frequency(match: re.Match[str]) -> str:
+    """HPO's frequency term for :data:`FREQUENCY`'s share of patients."""
+    if match.group("every"):
+        return "obligate"
+    if match.group("fraction"):
+        share = float(_FRACTIONS[re.sub(r"\s+", " ", match.group("fraction").lower())])
+    elif match.group("n"):
+        share = 100 / max(int(match.group("n")), 1)
+    elif match.group("high"):
+        share = (int(match.group("low")) + int(match.group("high"))) / 2
+    else:
+        share = float(match.group("percent"))
+    qualifier = re.sub(r"\s+", " ", (match.group("qualifier") or "").lower())
+    share += -0.5 if qualifier in ("under", "below", "less than", "fewer than", "up to") else 0.5 if qualifier in (
+        "over", "above", "more than") else 0
+    if share > 100:
+        return match.group(0)
+    if share <= 0:
+        return "excluded"
+    term = "very rare"
+    for lowest, name in _FREQUENCY_BY_SHARE:
+        if share >= lowest:
+            term = name
+    return term
