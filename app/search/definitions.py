@@ -1,6 +1,6 @@
 """HPO's terms that a number defines, read from the number a query states (only where HPO is searched).
 
-- **onset**: the age a disease began at ("first symptoms around age 10" → Juvenile onset, 5 to 15
+- **onset**: the age a disease began at, in years, months, weeks or days ("first symptoms around age 10" → Juvenile onset, 5 to 15
   years; "began after the age of 60" → Late onset);
 - **frequency**: the share of patients a feature is seen in, as HPO's frequency terms define it
   ("seen in roughly a third of reported patients" → Frequent, 30% to 79%; "in every affected
@@ -11,23 +11,51 @@ from __future__ import annotations
 
 import re
 
+# What says the onset ("symptoms began", "onset"), taken into the onset term it is read as.
+_ONSET_SAID = (
+    r"(?:(?:first\s+)?(?:symptoms?|signs?)\s+(?:_VERB\s+)?|_VERB\s+)?"
+).replace(
+    "_VERB", r"(?:began|begin|begins|started|starts|start|appeared|presented|presents|developed|onset)"
+)
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "eight": 8, "ten": 10, "twelve": 12}
+_COUNT = r"\d{1,3}|" + "|".join(_NUMBER_WORDS)
 ONSET_AGE = re.compile(
-    r"\b(after|over|beyond|from|at|around|about|by|before|under)\s+(?:the\s+)?age\s+(?:of\s+)?(\d{1,3})"
-    r"(?:\s*(?:years?|yrs?|y))?\b",
+    _ONSET_SAID + r"\b(?P<comparator>after|over|beyond|from|at|around|about|by|before|under|in|within|between)\s+(?:the\s+)?"
+    r"(?:ages?\s+(?:of\s+)?(?P<years>" + _COUNT + r")(?:\s+and\s+(?P<to>\d{1,3}))?(?:\s*(?:years?|yrs?|y))?\b"
+    r"|(?P<count>" + _COUNT + r")\s*(?P<unit>years?|yrs?|months?|mos?|weeks?|wks?|days?)"
+    r"(?:\s+(?:of\s+age|old|of\s+life|after\s+birth))?\b"
+    r"|first\s+(?:(?P<within>" + _COUNT + r")\s*)?(?P<period>months?|weeks?|days?|year)\s+(?:of\s+life|after\s+birth))",
     re.IGNORECASE,
 )
 ONSET_CUE = re.compile(
     r"\b(?:onset|symptoms?|began|begin|begins|started|starts?|first|presents?|presented|appear\w*|develop\w*)\b", re.IGNORECASE
 )
 _ONSET_BY_AGE = ((5, "childhood"), (16, "juvenile"), (40, "young adult"), (61, "middle age"))  # below each age, in years
+_DAYS = {"day": 1, "week": 7, "wk": 7, "month": 30.4, "mo": 30.4, "y": 365.25}
 
 
 def onset(match: re.Match[str]) -> str:
-    """The onset term of :data:`ONSET_AGE`'s age; an age under a year is left as written."""
-    age = int(match.group(2)) + (1 if match.group(1).lower() in ("after", "over", "beyond") else 0)
-    if age < 1:  # an infant's onset is told in days, weeks or months
-        return match.group(0)
-    return next((f"{name} onset" for below, name in _ONSET_BY_AGE if age < below), "late onset")
+    """The onset term of :data:`ONSET_AGE`'s age (the middle of a range): in its first 28 days
+    neonatal, to a year infantile, then childhood to late by the years."""
+    later = match.group("comparator").lower() in ("after", "over", "beyond")
+    if match.group("years") is not None:
+        years = (_number(match.group("years")) + int(match.group("to") or match.group("years"))) / 2 + (1 if later else 0)
+        if years < 1:
+            return match.group(0)
+        days = years * 365.25
+    else:
+        unit = match.group("unit") or match.group("period")
+        days = _number(match.group("count") or match.group("within") or "1") * next(
+            length for name, length in _DAYS.items() if unit.lower().startswith(name)
+        )
+        days += -1 if match.group("period") else 1 if later else 0  # "in the first four weeks of life": within them
+    if days < 366:
+        return "neonatal onset" if days < 28 else "infantile onset"
+    return next((f"{name} onset" for below, name in _ONSET_BY_AGE if days / 365.25 < below), "late onset")
+
+
+def _number(written: str) -> int:
+    return _NUMBER_WORDS.get(written.lower()) or int(written)
 
 
 _PERCENT = r"\s*(?:%|percent\b|per\s+cent\b)"

@@ -13,10 +13,17 @@ HPO = frozenset({"hpo"})
 @pytest.mark.parametrize(
     ("query", "text"),
     [
-        ("first symptoms around age 10", "first symptoms juvenile onset"),
-        ("symptoms began after the age of 60", "symptoms began late onset"),
-        ("onset at age 45", "onset middle age onset"),
-        ("presented at age 3", "presented childhood onset"),
+        ("first symptoms around age 10", "juvenile onset"),
+        ("symptoms began after the age of 60", "late onset"),
+        ("onset at age 45", "middle age onset"),
+        ("presented at age 3", "childhood onset"),
+        ("onset between ages 5 and 15", "juvenile onset"),  # a range: its middle
+        ("seizures started at 2 years", "seizures childhood onset"),
+        ("symptoms began at 6 months of age", "infantile onset"),
+        ("onset at 18 months", "childhood onset"),
+        ("symptoms started at 3 days old", "neonatal onset"),
+        ("presents within the first four weeks after birth", "neonatal onset"),
+        ("onset in the first year of life", "infantile onset"),
         ("he is 10 years old", "10 years old"),  # an age, no onset
     ],
 )
