@@ -158,17 +158,21 @@ class Vocabulary:
             return self._words[lo + int(np.argmax(held))]
         initial = word[:1]
         near = (*self._by_initial.get(initial, ()), *self._by_second.get(initial, ()))
-        candidates = [w for w in near if abs(len(w) - len(word)) <= 2]
+        spoken = _spoken(word)
+        # Lengths compared as spoken: "hemroids" is three letters short of "hemorrhoids", one of "hemorhoids".
+        candidates = [w for w in near if abs(len(_spoken(w)) - len(spoken)) <= 2]
         # Close by either measure: the ratio (an insertion or deletion one edit, a substitution two)
         # or the Damerau-Levenshtein similarity (a substitution or transposition one edit), scored
         # by their mean ("bronchitus" is one substitution from "bronchitis").
         close: list[tuple[str, float]] = []
-        spoken = _spoken(word)
         for known, ratio, _ in process.extract(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF - 10, limit=None):
             edits = 100 * DamerauLevenshtein.normalized_similarity(word, known)
-            if max(ratio, edits) >= SUGGEST_CUTOFF:
-                # A word spelled as it sounds is that word ("hypotonya": hypotonia, not hypotony).
-                close.append((known, 100.0 if _spoken(known) == spoken else (ratio + edits) / 2))
+            # A word spelled as it sounds is that word ("hypotonya": hypotonia, not hypotony;
+            # "skitsophrenia": schizophrenia, though five letters differ).
+            if _spoken(known) == spoken:
+                close.append((known, 100.0))
+            elif max(ratio, edits) >= SUGGEST_CUTOFF:
+                close.append((known, (ratio + edits) / 2))
         if not close and len(word) >= SOUNDS_LIKE_MIN:  # spelt as it sounds: "numonia" (pneumonia)
             sounding = process.extract(
                 word, self._sounding_like(word), scorer=fuzz.ratio, score_cutoff=SOUNDS_LIKE_CUTOFF, limit=None
@@ -195,15 +199,18 @@ class Vocabulary:
         return list(dict.fromkeys(w for key in _sounds(word) for w in self.by_sound.get(key, ())))
 
 
-# Spellings that sound alike, written one way: a doubled letter once, "ph" as "f", "y" as "i",
-# "k" as "c", "ae" and "oe" as "e".
-_SPOKEN = re.compile(r"ph|ae|oe|y|k|(.)\1")
-_SPOKEN_AS = {"ph": "f", "ae": "e", "oe": "e", "y": "i", "k": "c"}
+# Spellings that sound alike, written one way: a doubled letter once, "ph" as "f", "sch" as "sc",
+# "rh" as "r", "ts" and "z" as "s", "y" as "i", "k" and "ck" as "c", "ae" and "oe" as "e".
+_SPOKEN = re.compile(r"sch|ph|ae|oe|rh|ts|ck|y|k|z|(.)\1")
+_SPOKEN_AS = {"sch": "sc", "ph": "f", "ae": "e", "oe": "e", "rh": "r", "ts": "s", "ck": "c", "y": "i", "k": "c", "z": "s"}
 
 
+@lru_cache(maxsize=200_000)
 def _spoken(word: str) -> str:
-    """``word`` with its spellings that sound alike written one way (``_SPOKEN``)."""
-    return _SPOKEN.sub(lambda found: found.group(1) or _SPOKEN_AS[found.group(0)], word)
+    """``word`` with its spellings that sound alike written one way (``_SPOKEN``; twice, so that
+    what one rewrite joins is read too: "rrh" → "rh" → "r")."""
+    once = _SPOKEN.sub(lambda found: found.group(1) or _SPOKEN_AS[found.group(0)], word)
+    return _SPOKEN.sub(lambda found: found.group(1) or _SPOKEN_AS[found.group(0)], once)
 
 
 def _sounds(word: str) -> set[str]:

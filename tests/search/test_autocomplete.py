@@ -78,6 +78,15 @@ def test_a_word_spelled_as_it_sounds_is_the_word_it_sounds_like() -> None:
     assert vocabulary.correction("diarrhoea") == "diarrhea"
 
 
+def test_a_word_spelled_as_it_sounds_is_found_though_many_letters_differ() -> None:
+    """ "skitsophrenia" differs from "schizophrenia" in five letters but is spoken alike ("sch" as
+    "sc", "ts" and "z" as "s"); "hemroids" is three letters short of "hemorrhoids", one as spoken
+    ("rrh" as "r")."""
+    vocabulary = Vocabulary.from_texts(["Schizophrenia", "Schizoaffective disorder", "Hemorrhoids", "Hemarthrosis", "Cheilodynia"])
+    assert vocabulary.correction("skitsophrenia") == "schizophrenia"
+    assert vocabulary.correction("hemroids") == "hemorrhoids"
+
+
 @pytest.mark.parametrize(("text", "partial"), [("hearing lo", "lo"), ("Tachyc", "tachyc"), ("hearing ", None), ("fever,", None)])
 def test_the_last_word_is_partial_until_a_space_or_punctuation(text: str, partial: str | None) -> None:
     assert partial_word(text) == partial
