@@ -35,13 +35,22 @@ NEUTRAL = frozenset(tokens("unspecified without not no non complications complic
 _UNSPECIFIED_AXIS = re.compile(r"\bunspecified as (?:to )?(.+?)(?=,|\s+without\b|\s+with\b|$)")
 OTHER = frozenset(tokens("other specified"))  # "Other [specified] ...": specified, but not as a code of its own
 SHOWN = 3  # top rows whose codes are listed before them when billable codes are not required
-# A part of the body said where a category's codes name only the region it belongs to: the region said
-# ("gout in the right big toe" is M10.071 *Idiopathic gout, right ankle and foot*, not the first right
-# site, the shoulder), unless a code names the part itself (M79.674 *Pain in right toe(s)*).
+# A part of the body said where a category's codes name only the region or organ it belongs to, or
+# name it by another word: those words said ("gout in the right big toe" is M10.071 *Idiopathic gout,
+# right ankle and foot*, not the first right site, the shoulder; "renal transplant" Z94.0 *Kidney
+# transplant status*; "hx colon ca" Z85.038 *... of large intestine*), unless a code names the part
+# itself (M79.674 *Pain in right toe(s)*).
 _REGION_OF = {
-    **dict.fromkeys(tokens("toe hallux mtp heel sole instep feet"), "foot"),
-    **dict.fromkeys(tokens("finger thumb knuckle palm mcp"), "hand"),
-    **dict.fromkeys(tokens("calf shin"), "leg"),
+    **dict.fromkeys(tokens("toe hallux mtp heel sole instep feet"), tokens("foot")),
+    **dict.fromkeys(tokens("finger thumb knuckle palm mcp"), tokens("hand")),
+    **dict.fromkeys(tokens("calf shin"), tokens("leg")),
+    **dict.fromkeys(tokens("renal nephric"), tokens("kidney")),
+    **dict.fromkeys(tokens("hepatic"), tokens("liver")),
+    **dict.fromkeys(tokens("pulmonary"), tokens("lung")),
+    **dict.fromkeys(tokens("cardiac"), tokens("heart")),
+    **dict.fromkeys(tokens("gastric"), tokens("stomach digestive")),
+    **dict.fromkeys(tokens("colon colonic cecum caecum sigmoid bowel colorectal"), tokens("large intestine digestive")),
+    **dict.fromkeys(tokens("esophagus esophageal pancreas pancreatic rectum rectal"), tokens("digestive")),
 }
 
 
@@ -116,7 +125,7 @@ class Descent:
             return None
         # One agreement per kind of name (the codes of a category share their details by the dozen).
         detail = np.asarray([self._detail_score(stated, named) for named in codes.kinds])
-        regions = {_REGION_OF[t] for t in query_tokens if t in _REGION_OF and t not in codes.word_ids}
+        regions = {region for t in query_tokens if t in _REGION_OF and t not in codes.word_ids for region in _REGION_OF[t]}
         said = np.fromiter((codes.word_ids.get(t, -1) for t in query_tokens | regions), dtype=np.int64)
         # Words the code adds that the query says select it (in its name or inclusion terms); those
         # it does not say count against it, and so does a "with ..." the query does not say (a stop

@@ -160,6 +160,16 @@ def test_a_part_of_the_body_says_the_region_its_codes_name_unless_a_code_names_t
     assert _code(pain, "pain in right big toe", np.ones(3, dtype=bool)) == 2
 
 
+def test_an_organ_said_by_another_word_selects_the_code_that_names_it() -> None:
+    transplant = _descent({0: "Transplanted organ and tissue status", 1: "Kidney transplant status", 2: "Heart transplant status",
+                           3: "Transplanted organ and tissue status, unspecified"})  # fmt: skip
+    assert _code(transplant, "renal transplant recipient", np.ones(4, dtype=bool)) == 1
+    history = _descent({0: "Personal history of malignant neoplasm of digestive organs",
+                        1: "Personal history of other malignant neoplasm of large intestine",
+                        2: "Personal history of malignant neoplasm of small intestine"})  # fmt: skip
+    assert _code(history, "hx colon ca", np.ones(3, dtype=bool)) == 1
+
+
 def test_an_inclusion_term_of_a_code_selects_it() -> None:
     failure = _descent(
         {0: "Heart failure", 1: "Unspecified systolic (congestive) heart failure", 2: "Heart failure, unspecified"},
