@@ -23,8 +23,8 @@ the rules in its ``why``. In order:
   "hyponatremia", "HR 140" → "tachycardia"), a growth measurement beyond the charts' usual centiles
   as its finding ("OFC <3rd centile" → "microcephaly"), a score or a value in range left out ("CHA2DS2-VASc
   3"; :mod:`app.search.measures`);
-- **dates** left out: a year or a month and year ("hx of MI 2019", "s/p CABG 3/2015") codes
-  nothing and reads as something else (COVID-19);
+- **dates** left out: a year or a month and year ("hx of MI 2019", "s/p CABG 3/2015"), a day and
+  month after "dx" or "since" ("DVT dx 10/14") code nothing and read as something else (COVID-19);
 - **numbers**: roman numerals of a stage, grade, type or class as digits ("stage IV" → "stage
   4"), "CKD 3b" → "CKD stage 3b", a CKD of stage 5 on dialysis → "end stage renal disease" (N18.6);
 - **spinal levels** to their region ("C5-6" → "cervical C5-C6");
@@ -234,6 +234,12 @@ AIRWAY = re.compile(r"\b(?:COPD|asthma|bronchiectasis|emphysema|chronic bronchit
 EXACERBATION = re.compile(r"(?<!\w)AE(?!\w)")
 # A year (1900-2099), or a month and year, standing alone: "MI 2019", "CABG 3/2015", "(2015)".
 DATE = re.compile(r"(?:\s+(?:in|since|from)\s+|\s*\(\s*|\s+|^)(?:(?:0?[1-9]|1[0-2])[/-])?(?:19|20)\d{2}(?!\w)\s*\)?")
+# A day and month said as when something was diagnosed or began ("L popliteal DVT dx 10/14", "since
+# 2/3"): no fraction of a score ("4/5 power", "3/6 murmur"), which no such word precedes.
+DAY_DATE = re.compile(
+    r"(?:\b(?:dx|dx'd|diagnosed)\s+(?:on\s+)?|\s+(?:on|since)\s+)(?:[0-3]?\d)/(?:[0-3]?\d)(?:/(?:19|20)?\d{2})?(?![\w/])",
+    re.IGNORECASE,
+)
 _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
 _SHORT = {"cl": "class", "gr": "grade"}  # "obesity cl II": class 2
 # A chronic kidney disease of stage 5 that needs dialysis is an end stage renal disease (ICD-10-CM's
@@ -536,8 +542,9 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
         reading.sub(UNCONTROLLED, "with hyperglycemia")
     if AIRWAY.search(reading.text):
         reading.sub(EXACERBATION, "acute exacerbation")
-    if re.search(r"[^\W\d]{2}", DATE.sub(" ", reading.text)):  # a date alone is kept: it is the query
+    if re.search(r"[^\W\d]{2}", DAY_DATE.sub(" ", DATE.sub(" ", reading.text))):  # a date alone is kept: it is the query
         reading.sub(DATE, " ")
+        reading.sub(DAY_DATE, " ")
     for pattern, number in NUMBERS:
         reading.sub(pattern, number)
     reading.sub(SPINAL, _spinal)
@@ -551,7 +558,7 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
     coded = bool(systems & STATUS_SYSTEMS)  # a terminology in scope codes metastases, history, status and absence
     if not coded:
         reading.sub(NEGATED_CLAUSE, "")
-    reading.text = re.sub(r"\s+", " ", reading.text).strip(" ,;")
+    reading.text = re.sub(r"\s+([,;])", r"\1", re.sub(r"\s+", " ", reading.text)).strip(" ,;")
     expand(reading)
     if coded:
         reading.sub(METASTASIS, _metastasis)
@@ -561,5 +568,5 @@ def read(query: str, systems: frozenset[str], expand: Callable[[Reading], None] 
         reading.said.append(said)
     elif (treated := _TREATED.match(reading.text)) and _treats(treated.group(1), treated.group(2)):
         reading.said.append(f"'{reading.text[treated.end(1):].strip()}' left out (a treatment: its condition is coded first)")
-        reading.text = treated.group(1)
+        reading.text = treated.group(1).strip(" ,;")
     return reading

@@ -141,6 +141,9 @@ def test_sides(query: str, text: str, said: list[str]) -> None:
         ("DVT 2019", "DVT", ["'2019' left out"]),
         ("CABG in 3/2015", "CABG", ["'in 3/2015' left out"]),
         ("gout (2021)", "gout", ["'(2021)' left out"]),
+        ("L popliteal DVT dx 10/14", "left popliteal DVT", ["'L' as 'left'", "'dx 10/14' left out"]),  # a day and month
+        ("afib since 3/4", "afib", ["'since 3/4' left out"]),
+        ("MRC 4/5 hip flexion", "MRC 4/5 hip flexion", []),  # a score, no date
         ("2019", "2019", []),  # a date alone is the query
         ("HP:0002019", "HP:0002019", []),
     ],
