@@ -28,6 +28,7 @@ from indexer.lexical.normalise import stem, words
 DIRECTORY = "vocabulary"
 MIN_SUGGESTED = 5  # shorter unknown words get no spelling suggestion ("hear" is no typo of "heart")
 SUGGEST_CUTOFF = 80  # rapidfuzz ratio a suggestion needs
+SPOKEN_CUTOFF = 85  # the ratio of spoken forms a suggestion needs when the written forms are not close
 SOUNDS_LIKE_CUTOFF = 75  # the ratio a word that sounds the same needs ("numonia" -> pneumonia: 87)
 SOUNDS_LIKE_MIN = 6  # shorter unknown words are not matched by sound (too many sound alike)
 FREQUENCY_WEIGHT = 4.0  # ratio points per tenfold more labels holding a candidate word
@@ -51,9 +52,12 @@ class Vocabulary:
         self._frequency = np.bincount(label_tokens.indices, minlength=label_tokens.shape[1])
         self._by_initial: dict[str, list[str]] = defaultdict(list)
         self._by_second: dict[str, list[str]] = defaultdict(list)  # a silent first letter left out: "soriasis"
+        self._by_spoken_initial: dict[str, list[str]] = defaultdict(list)
         for word in self._words:
             self._by_initial[word[:1]].append(word)
             self._by_second[word[1:2]].append(word)
+            if _spoken(word)[:1] != word[:1]:  # the others are among the words of their written first letter
+                self._by_spoken_initial[_spoken(word)[:1]].append(word)
         self._labels = max(label_tokens.shape[0], 1)
         if by_sound is not None:
             self.__dict__["by_sound"] = by_sound
@@ -156,33 +160,41 @@ class Vocabulary:
         if hi > lo:
             held = np.diff(self._postings.indptr[lo : hi + 1])
             return self._words[lo + int(np.argmax(held))]
-        initial = word[:1]
-        near = (*self._by_initial.get(initial, ()), *self._by_second.get(initial, ()))
-        spoken = _spoken(word)
+        initial, spoken = word[:1], _spoken(word)
+        # Words of the same first letter, as written, with a silent first letter left out, or as spoken
+        # ("sistitis": cystitis, spoken "sistitis").
+        near = dict.fromkeys(
+            (*self._by_initial.get(initial, ()), *self._by_second.get(initial, ()), *self._by_spoken_initial.get(spoken[:1], ()))
+        )
         # Lengths compared as spoken: "hemroids" is three letters short of "hemorrhoids", one of "hemorhoids".
-        candidates = [w for w in near if abs(len(_spoken(w)) - len(spoken)) <= 2]
+        candidates = {w: _spoken(w) for w in near if abs(len(_spoken(w)) - len(spoken)) <= 2}
         # Close by either measure: the ratio (an insertion or deletion one edit, a substitution two)
         # or the Damerau-Levenshtein similarity (a substitution or transposition one edit), scored
-        # by their mean ("bronchitus" is one substitution from "bronchitis").
-        close: list[tuple[str, float]] = []
-        for known, ratio, _ in process.extract(word, candidates, scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF - 10, limit=None):
+        # by their mean ("bronchitus" is one substitution from "bronchitis"); else by the ratio of the
+        # spoken forms, ten points lower ("emfazema" is "emfasema" spoken, 88 from "emfisema").
+        close: dict[str, float] = {}
+        for known, ratio, _ in process.extract(word, list(candidates), scorer=fuzz.ratio, score_cutoff=SUGGEST_CUTOFF - 10, limit=None):
             edits = 100 * DamerauLevenshtein.normalized_similarity(word, known)
             # A word spelled as it sounds is that word ("hypotonya": hypotonia, not hypotony;
             # "skitsophrenia": schizophrenia, though five letters differ).
-            if _spoken(known) == spoken:
-                close.append((known, 100.0))
+            if candidates[known] == spoken:
+                close[known] = 100.0
             elif max(ratio, edits) >= SUGGEST_CUTOFF:
-                close.append((known, (ratio + edits) / 2))
-        if not close and len(word) >= SOUNDS_LIKE_MIN:  # spelt as it sounds: "numonia" (pneumonia)
+                close[known] = (ratio + edits) / 2
+        by_sound = process.extract(spoken, candidates, scorer=fuzz.ratio, score_cutoff=SPOKEN_CUTOFF, limit=None)
+        for _, ratio, known in by_sound if len(word) >= SOUNDS_LIKE_MIN else ():  # a short mash sounds like too much
+            close[known] = max(close.get(known, 0.0), 100.0 if ratio == 100 else ratio - 10)
+        close_list = list(close.items())
+        if not close_list and len(word) >= SOUNDS_LIKE_MIN:  # spelt as it sounds: "numonia" (pneumonia)
             sounding = process.extract(
                 word, self._sounding_like(word), scorer=fuzz.ratio, score_cutoff=SOUNDS_LIKE_CUTOFF, limit=None
             )
-            close = [(known, score) for known, score, _ in sounding]
-        if not close:
+            close_list = [(known, score) for known, score, _ in sounding]
+        if not close_list:
             return None
         # Among close words, the likelier one: similarity plus a prior on how common the word is
         # ("artheritis" → arthritis, held by hundreds of labels, not arteritis, as close but rare).
-        return max(close, key=lambda c: c[1] + FREQUENCY_WEIGHT * math.log10(1 + len(self.labels_with(c[0]))))[0]
+        return max(close_list, key=lambda c: c[1] + FREQUENCY_WEIGHT * math.log10(1 + len(self.labels_with(c[0]))))[0]
 
     @cached_property
     def by_sound(self) -> dict[str, list[str]]:
@@ -199,18 +211,26 @@ class Vocabulary:
         return list(dict.fromkeys(w for key in _sounds(word) for w in self.by_sound.get(key, ())))
 
 
-# Spellings that sound alike, written one way: a doubled letter once, "ph" as "f", "sch" as "sc",
-# "rh" as "r", "ts" and "z" as "s", "y" as "i", "k" and "ck" as "c", "ae" and "oe" as "e".
-_SPOKEN = re.compile(r"sch|ph|ae|oe|rh|ts|ck|y|k|z|(.)\1")
-_SPOKEN_AS = {"sch": "sc", "ph": "f", "ae": "e", "oe": "e", "rh": "r", "ts": "s", "ck": "c", "y": "i", "k": "c", "z": "s"}
+# Spellings that sound alike, written one way: a doubled letter once, "ph" as "f", "rh" as "r", "ts",
+# "z" and a soft "c" as "s", a hard "c", "ck" and "sch" as "k" ("sk"), "x" within a word as "ks",
+# "y" as "i", "ae" and "oe" as "e".
+_SPOKEN = re.compile(r"sch|ph|ae|oe|rh|ts|ck|(?P<soft>c(?=[eiy]))|c|(?<=\w)x|y|z|(?P<doubled>.)(?P=doubled)")
+_SPOKEN_AS = {
+    "sch": "sk", "ph": "f", "ae": "e", "oe": "e", "rh": "r", "ts": "s", "ck": "k", "c": "k", "x": "ks", "y": "i", "z": "s",
+}  # fmt: skip
 
 
 @lru_cache(maxsize=200_000)
 def _spoken(word: str) -> str:
-    """``word`` with its spellings that sound alike written one way (``_SPOKEN``; twice, so that
-    what one rewrite joins is read too: "rrh" → "rh" → "r")."""
-    once = _SPOKEN.sub(lambda found: found.group(1) or _SPOKEN_AS[found.group(0)], word)
-    return _SPOKEN.sub(lambda found: found.group(1) or _SPOKEN_AS[found.group(0)], once)
+    """``word`` with its spellings that sound alike written one way (``_SPOKEN``), until none is
+    left ("rrh" → "rh" → "r")."""
+    while (spoken := _SPOKEN.sub(_spoken_as, word)) != word:
+        word = spoken
+    return word
+
+
+def _spoken_as(found: re.Match[str]) -> str:
+    return "s" if found.group("soft") else found.group("doubled") or _SPOKEN_AS[found.group(0)]
 
 
 def _sounds(word: str) -> set[str]:

@@ -80,11 +80,18 @@ def test_a_word_spelled_as_it_sounds_is_the_word_it_sounds_like() -> None:
 
 def test_a_word_spelled_as_it_sounds_is_found_though_many_letters_differ() -> None:
     """ "skitsophrenia" differs from "schizophrenia" in five letters but is spoken alike ("sch" as
-    "sc", "ts" and "z" as "s"); "hemroids" is three letters short of "hemorrhoids", one as spoken
-    ("rrh" as "r")."""
-    vocabulary = Vocabulary.from_texts(["Schizophrenia", "Schizoaffective disorder", "Hemorrhoids", "Hemarthrosis", "Cheilodynia"])
+    "sk", "ts" and "z" as "s"); "hemroids" is three letters short of "hemorrhoids", one as spoken
+    ("rrh" as "r"); "sistitis" is spoken as "cystitis" (a soft "c" as "s"), though it starts
+    otherwise and is nearer "sinusitis" as written; "emfazema" is near "emphysema" only as spoken."""
+    vocabulary = Vocabulary.from_texts(
+        ["Schizophrenia", "Schizoaffective disorder", "Hemorrhoids", "Hemarthrosis", "Cheilodynia", "Cystitis", "Sinusitis",
+         "Emphysema", "Edema", "Blocked duct", "Frontal bossing"]
+    )  # fmt: skip
     assert vocabulary.correction("skitsophrenia") == "schizophrenia"
     assert vocabulary.correction("hemroids") == "hemorrhoids"
+    assert vocabulary.correction("sistitis") == "cystitis"
+    assert vocabulary.correction("emfazema") == "emphysema"
+    assert vocabulary.correction("bossed") != "blocked"  # a hard "ck" is no soft "c"
 
 
 @pytest.mark.parametrize(("text", "partial"), [("hearing lo", "lo"), ("Tachyc", "tachyc"), ("hearing ", None), ("fever,", None)])
