@@ -106,6 +106,12 @@ def test_misspellings_and_typed_codes_find_their_concept(client: TestClient) -> 
     suggested = client.get("/search", params={"q": "bronchitus", "system": "icd10cm", "mode": "lexical"}).json()
     assert suggested["suggestion"] == "bronchitis"
     assert _top(client, "bronchitus", "icd10cm")[0][:3] in {"J20", "J40", "J42"}
+    # spelled as spoken, however many letters differ; words run together or split
+    assert _top(client, "skitsophrenia", "icd10cm")[0].startswith("F20")
+    assert _top(client, "sistitis", "icd10cm")[0].startswith("N30")
+    running = client.get("/search", params={"q": "lowbackpain", "system": "icd10cm"}).json()
+    assert running["suggestion"] == "low back pain" and running["results"][0]["code"].startswith("M54.5")
+    assert client.get("/search", params={"q": "neuro pathy", "system": "icd10cm"}).json()["suggestion"] == "neuropathy"
     for typed, system, code in [("I21.9", "icd10cm", "I21.9"), ("i219", "icd10cm", "I21.9"), ("HP_0001649", "hpo", "HP:0001649")]:
         assert _top(client, typed, system)[0] == code
 

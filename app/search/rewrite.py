@@ -196,14 +196,23 @@ class QueryRewriter:
         return bundle.concepts[int(bundle.label_concept[exact[0]])].display
 
     def correct(self, query: str) -> str | None:
-        """``query`` with each unknown word replaced by the closest known one and each British
-        spelling by the American one ("oedema" by "edema", for the encoder), if any was."""
+        """``query`` with each unknown word replaced by the closest known one, or by the known words
+        it runs together, two words joined where they split a known one, and each British spelling
+        by the American one ("oedema" by "edema", for the encoder), if any was."""
         vocabulary = self.vocabulary
         changed = False
         out = query
-        for word in dict.fromkeys(typed_words(query)):
+        typed = typed_words(query)
+        # A word split where a known word is meant, one of its parts unknown ("neuro pathy": neuropathy).
+        for first, second in zip(typed, typed[1:], strict=False):
+            joined = american(first + second)
+            if joined in vocabulary and (american(first) not in vocabulary or american(second) not in vocabulary):
+                out, count = re.subn(rf"\b{re.escape(first)}[\s-]+{re.escape(second)}\b", joined, out, flags=re.IGNORECASE)
+                changed = changed or bool(count)
+        for word in dict.fromkeys(typed_words(out)):
             spelled = american(word)
-            better = vocabulary.correction(spelled) or (spelled if spelled != word else None)
+            # The closest known word is meant, else the known words it runs together ("lowbackpain").
+            better = vocabulary.correction(spelled) or vocabulary.segmentation(spelled) or (spelled if spelled != word else None)
             if better is not None:
                 out = replace_word(out, word, better)
                 changed = True

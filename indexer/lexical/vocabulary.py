@@ -28,6 +28,9 @@ from indexer.lexical.normalise import stem, words
 DIRECTORY = "vocabulary"
 MIN_SUGGESTED = 5  # shorter unknown words get no spelling suggestion ("hear" is no typo of "heart")
 SUGGEST_CUTOFF = 80  # rapidfuzz ratio a suggestion needs
+SEGMENTED_MIN = 7  # shorter unknown words are not split into known ones ("lowbackpain": low back pain)
+SEGMENT_PART_MIN = 3  # the shortest known word a split gives
+SEGMENT_PARTS = 3  # the most words a split gives
 SPOKEN_CUTOFF = 85  # the ratio of spoken forms a suggestion needs when the written forms are not close
 SOUNDS_LIKE_CUTOFF = 75  # the ratio a word that sounds the same needs ("numonia" -> pneumonia: 87)
 SOUNDS_LIKE_MIN = 6  # shorter unknown words are not matched by sound (too many sound alike)
@@ -196,6 +199,20 @@ class Vocabulary:
         # ("artheritis" → arthritis, held by hundreds of labels, not arteritis, as close but rare).
         return max(close_list, key=lambda c: c[1] + FREQUENCY_WEIGHT * math.log10(1 + len(self.labels_with(c[0]))))[0]
 
+    def segmentation(self, word: str) -> str | None:
+        """An unknown word that is known words run together, split ("lowbackpain" → "low back
+        pain", "sleepapnea" → "sleep apnea"): the fewest words of SEGMENT_PART_MIN letters or more,
+        of those the commonest (by the labels holding each), or None."""
+        if word in self or len(word) < SEGMENTED_MIN or not word.isalpha():
+            return None
+        best: tuple[int, float, list[str]] | None = None
+        for parts in _splits(word, SEGMENT_PARTS):
+            if all(len(part) >= SEGMENT_PART_MIN and part in self for part in parts):
+                held = sum(math.log10(1 + len(self.labels_with(part))) for part in parts)
+                if best is None or (len(parts), -held) < (best[0], -best[1]):
+                    best = (len(parts), held, parts)
+        return " ".join(best[2]) if best else None
+
     @cached_property
     def by_sound(self) -> dict[str, list[str]]:
         """Known words by phonetic key (a quarter of a second per 100k words)."""
@@ -231,6 +248,15 @@ def _spoken(word: str) -> str:
 
 def _spoken_as(found: re.Match[str]) -> str:
     return "s" if found.group("soft") else found.group("doubled") or _SPOKEN_AS[found.group(0)]
+
+
+def _splits(word: str, most: int) -> Iterable[list[str]]:
+    """Every way to cut ``word`` into two to ``most`` non-empty parts, in order."""
+    for cut in range(1, len(word)):
+        head, tail = word[:cut], word[cut:]
+        yield [head, tail]
+        if most > 2:
+            yield from ([head, *rest] for rest in _splits(tail, most - 1))
 
 
 def _sounds(word: str) -> set[str]:

@@ -94,6 +94,16 @@ def test_a_word_spelled_as_it_sounds_is_found_though_many_letters_differ() -> No
     assert vocabulary.correction("bossed") != "blocked"  # a hard "ck" is no soft "c"
 
 
+def test_known_words_run_together_are_split_into_the_fewest_and_commonest() -> None:
+    vocabulary = Vocabulary.from_texts(["Low back pain", "Back pain", "Sleep apnea", "Heartburn", "Heart burn", "Chest pain"])
+    assert vocabulary.segmentation("lowbackpain") == "low back pain"
+    assert vocabulary.segmentation("sleepapnea") == "sleep apnea"
+    assert vocabulary.segmentation("heartburnpain") == "heartburn pain"  # the fewest words: not "heart burn pain"
+    assert vocabulary.segmentation("sleep") is None  # known
+    assert vocabulary.segmentation("painbk") is None  # "bk" is no word
+    assert vocabulary.segmentation("qwertyuiop") is None
+
+
 @pytest.mark.parametrize(("text", "partial"), [("hearing lo", "lo"), ("Tachyc", "tachyc"), ("hearing ", None), ("fever,", None)])
 def test_the_last_word_is_partial_until_a_space_or_punctuation(text: str, partial: str | None) -> None:
     assert partial_word(text) == partial
