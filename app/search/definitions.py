@@ -2,6 +2,8 @@
 
 - **onset**: the age a disease began at, in years, months, weeks or days ("first symptoms around age 10" → Juvenile onset, 5 to 15
   years; "began after the age of 60" → Late onset);
+- **severity**: a degree said of how affected a patient is, alone ("only mildly affected" → Mild;
+  "intermediate severity, between mild and severe" → Moderate);
 - **frequency**: the share of patients a feature is seen in, as HPO's frequency terms define it
   ("seen in roughly a third of reported patients" → Frequent, 30% to 79%; "in every affected
   individual" → Obligate, 100%; "under 5% of cases" → Very rare, 1% to 4%).
@@ -119,3 +121,17 @@ def frequency(match: re.Match[str]) -> str:
         if share >= lowest:
             term = name
     return term
+
+
+# A degree said of how affected a patient is, as the whole query: HPO's severity terms.
+SEVERITY = re.compile(
+    r"^\s*(?:(?:only|very|quite|rather)\s+)?(?:(?P<adverb>mild|moderate|severe|profound)ly\s+affected|"
+    r"(?P<intermediate>intermediate\s+severity|between\s+mild\s+and\s+severe|intermediate\s+severity,?\s+between\s+mild\s+and\s+severe))"
+    r"\s*$",
+    re.IGNORECASE,
+)
+
+
+def severity(match: re.Match[str]) -> str:
+    """HPO's severity term for :data:`SEVERITY`'s degree."""
+    return match.group("adverb").lower() if match.group("adverb") else "moderate"

@@ -32,7 +32,8 @@ the rules in its ``why``. In order:
   trimester"), "2nd tri" → "second trimester";
 - **HPO's terms a number defines**, only where HPO is searched: the age a disease began at as its
   onset term, the share of patients a feature is seen in as its frequency term ("in roughly a
-  third of patients" → "frequent"; :mod:`app.search.definitions`);
+  third of patients" → "frequent"), a degree said alone as its severity term ("only mildly
+  affected" → "mild"; :mod:`app.search.definitions`);
 - **metastases**, only where the scope holds ICD-10-CM (which codes them at the site they reached,
   C77-C79): "metastatic to X", "mets to X", "X mets" → "secondary malignant neoplasm of X";
 - **history and status**, only where the scope holds a terminology that codes them (ICD-10-CM's
@@ -509,7 +510,9 @@ def _measurements(reading: Reading) -> None:
 
 
 def _defined_by_a_number(reading: Reading) -> None:
-    """HPO's onset and frequency terms from the age or the share of patients the query states."""
+    """HPO's onset, frequency and severity terms from the age, the share of patients or the degree
+    the query states."""
+    reading.sub(definitions.SEVERITY, definitions.severity)
     if definitions.ONSET_CUE.search(reading.text):
         reading.sub(definitions.ONSET_AGE, definitions.onset)
     if definitions.FREQUENCY_CUE.search(reading.text):

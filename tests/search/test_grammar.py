@@ -56,6 +56,20 @@ def test_the_share_of_patients_a_feature_is_seen_in_is_hpos_frequency_term(query
     assert grammar.read(query, HPO).text == text
 
 
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        ("only mildly affected", "mild"),
+        ("severely affected", "severe"),
+        ("intermediate severity, between mild and severe", "moderate"),
+        ("mildly affected sibling", "mildly affected sibling"),  # not the whole query: a family member
+        ("mild hearing loss", "mild hearing loss"),  # a finding's grade, searched with it
+    ],
+)
+def test_a_degree_said_alone_is_hpos_severity_term(query: str, text: str) -> None:
+    assert grammar.read(query, HPO).text == text
+
+
 def test_a_frequency_is_read_only_where_hpo_is_searched() -> None:
     assert grammar.read("seen in about half of patients", frozenset({"icd10cm"})).text == "seen in about half of patients"
 
