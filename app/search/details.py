@@ -29,6 +29,10 @@ _ENCOUNTER = (
 _NUMBER = re.compile(r"\b(\d{1,2}[a-z]?)\b")
 # A name that is a stage without its number: an end stage renal disease is a chronic kidney disease
 # of stage 5 ("CKD stage 5 on dialysis" agrees with N18.6 *End stage renal disease* as with N18.5).
+# A chromosome's number names what is meant, not a type or stage of it: two that differ conflict
+# ("trisomy 13" is no *Trisomy 18*), but one agrees with no name more than a name without it
+# ("trisomy 21": Q90.9 *Down syndrome, unspecified*, not Q90.2 *Trisomy 21, translocation*).
+_CHROMOSOME = re.compile(r"\b(?:trisomy|monosomy|tetrasomy|chromosome)\s*(\d{1,2})\b")
 _STAGE_5 = re.compile(r"\b(?:end[- ]stage (?:renal|kidney) (?:disease|failure)|esrd|eskd)\b")
 # Severity grades, compared as numbers are ("bipolar I, manic, severe": F31.13 "..., severe", not "..., mild");
 # a note's "mod" is moderate. A name's grade the query does not state is a default conflict: the
@@ -287,6 +291,7 @@ class Details:
     severity: frozenset[str] = frozenset()  # the grades it states (:data:`_SEVERITY`), glosses left out
     sided: bool = False  # states a side (:data:`_NAMED_SIDE`) or, of a query, one side
     directions: frozenset[str] = frozenset()  # "up", "down": which way it says a size, amount or rate goes
+    chromosomes: frozenset[str] = frozenset()  # the numbers of the chromosomes it names (:data:`_CHROMOSOME`)
 
     @classmethod
     def of(cls, text: str) -> Details:
@@ -304,7 +309,7 @@ class Details:
             sides,
             bool(_UNSPECIFIED_SIDE.search(folded)),
             encounter,
-            frozenset(_NUMBER.findall(measures.strip(folded))) | _ranged(folded) | _grades(folded)
+            frozenset(_NUMBER.findall(_CHROMOSOME.sub(" ", measures.strip(folded)))) | _ranged(folded) | _grades(folded)
             | ({"5"} if _STAGE_5.search(folded) else set()),
             bool(_WITHOUT.search(folded)),
             bool(_WITH.search(folded)),
@@ -326,6 +331,7 @@ class Details:
             _grades(_NAMED_GRADE.sub(" ", _GLOSS.sub(" ", folded))),
             bool(_NAMED_SIDE.search(folded) or _ONE_SIDE.search(folded)),
             frozenset(_DIRECTION_OF[match.lastgroup] for match in _DIRECTION.finditer(unnegated) if match.lastgroup),
+            frozenset(_CHROMOSOME.findall(folded)),
         )
 
 
@@ -367,7 +373,9 @@ def agreement(query: Details, name: Details, billable: bool | None) -> tuple[flo
     encounter_agree = name.encounter is not None and name.encounter == stated
     encounter_conflict = name.encounter is not None and name.encounter != stated
     number_agree = bool(query.numbers & name.numbers)
-    number_conflict = bool(query.numbers) and bool(name.numbers) and not number_agree
+    number_conflict = (bool(query.numbers) and bool(name.numbers) and not number_agree) or bool(
+        query.chromosomes and name.chromosomes and not query.chromosomes & name.chromosomes
+    )
     with_conflict = (
         (query.without and name.with_ and not name.without)
         # "with" said against a name only of "without" ("T2DM with neuropathy": not E11.9 "... without

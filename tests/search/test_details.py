@@ -62,6 +62,9 @@ def test_numbers_as_type_stage_and_weeks() -> None:
     # an end stage renal disease is a chronic kidney disease of stage 5
     assert _features("CKD stage 5 on dialysis", "End stage renal disease")["number_agree"] == 1.0
     assert _features("ESRD", "Chronic kidney disease, stage 4 (severe)")["number_conflict"] == 1.0
+    # a chromosome's number names what is meant: no agreement, but two differing conflict
+    assert _features("trisomy 21", "Trisomy 21, translocation")["number_agree"] == 0.0
+    assert _features("trisomy 13", "Trisomy 18, unspecified")["number_conflict"] == 1.0
 
 
 def test_with_and_without() -> None:
