@@ -53,7 +53,8 @@ type them, 30 (ICD-10-CM) and 20 (HPO) of each kind: ``phonetic`` (spelled as it
 (a British or variant spelling, sometimes also misspelled). Its first figures were measured on the
 code before and after the session's speller changes, and no rule or row was written from its misses.
 
-    python bench/bench_understanding.py [--set a|b|c|d|e|f|g|h|spelling] [--system icd10cm|hpo] [--quick] [--per-kind N] [--record]
+    python bench/bench_understanding.py [--set a|b|c|d|e|f|g|h|spelling] [--system icd10cm|hpo] [--quick] [--per-kind N]
+        [--record]
 """
 
 from __future__ import annotations

@@ -78,7 +78,10 @@ _POPULATION = (
     r"(?:\s+(?:(?:of|in)\s+)?(?:the\s+|all\s+)?(?:[^\W\d]+\s+){0,2}?"
     r"(?:patients|cases|individuals|people|persons|carriers|probands|families|children|those\s+affected))"
 )
-_EVERY = r"(?:every\s+(?:single\s+)?(?:affected\s+)?(?:individual|patient|case|person|child)|all\s+(?:affected\s+)?(?:individuals|patients|cases))"
+_EVERY = (
+    r"(?:every\s+(?:single\s+)?(?:affected\s+)?(?:individual|patient|case|person|child)"
+    r"|all\s+(?:affected\s+)?(?:individuals|patients|cases))"
+)
 FREQUENCY = re.compile(
     r"\b(?:(?:seen|present|found|observed|occurs?|occurring|reported)\s+in\s+)?(?:(?P<qualifier>about|around|roughly|approximately|nearly|almost|over|under|below|above|less\s+than|more\s+than|"
     r"fewer\s+than|up\s+to)\s+)?"

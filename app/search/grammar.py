@@ -245,8 +245,10 @@ _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
 _SHORT = {"cl": "class", "gr": "grade"}  # "obesity cl II": class 2
 # A chronic kidney disease of stage 5 that needs dialysis is an end stage renal disease (ICD-10-CM's
 # N18.6 includes "chronic kidney disease requiring chronic dialysis").
-_ON_DIALYSIS = r"(?:on|requiring|needing|with)\s+(?:maintenance\s+|chronic\s+|regular\s+)?(?:(?:hemo|haemo|peritoneal\s+)?dialysis|hd|pd)\b"
-NUMBERS = [
+_ON_DIALYSIS = (
+    r"(?:on|requiring|needing|with)\s+(?:maintenance\s+|chronic\s+|regular\s+)?(?:(?:hemo|haemo|peritoneal\s+)?dialysis|hd|pd)\b"
+)
+NUMBERS: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (
         re.compile(rf"\b(?:ckd|chronic kidney disease)\s*(?:stage\s*)?(?:5|v)\s+(?={_ON_DIALYSIS})", re.IGNORECASE),
         "end stage renal disease ",

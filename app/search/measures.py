@@ -103,9 +103,17 @@ ANALYTES = (
     Analyte(r"esr|sed rate", None, "elevated erythrocyte sedimentation rate", (Unit(r"mm/h(?:r)?", None, 30, (0, 150)),)),
     Analyte(r"alt|sgpt", None, "elevated alanine aminotransferase", (Unit(r"u/l|iu/l", None, 40, (1, 20000)),)),
     Analyte(r"ast|sgot", None, "elevated aspartate aminotransferase", (Unit(r"u/l|iu/l", None, 40, (1, 20000)),)),
-    Analyte(r"ck|cpk|creatine kinase|creatine phosphokinase", None, "elevated creatine kinase", (Unit(r"u/l|iu/l", None, 200, (5, 500000)),)),
+    Analyte(
+        r"ck|cpk|creatine kinase|creatine phosphokinase",
+        None,
+        "elevated creatine kinase",
+        (Unit(r"u/l|iu/l", None, 200, (5, 500000)),),
+    ),
     Analyte(  # heart failure with a reduced ejection fraction is at or below 40%; 41-49% mildly reduced
-        r"ef|lvef|ejection fraction|lv ejection fraction", "reduced ejection fraction", None, (Unit(r"%|percent", 50, None, (5, 90)),)
+        r"ef|lvef|ejection fraction|lv ejection fraction",
+        "reduced ejection fraction",
+        None,
+        (Unit(r"%|percent", 50, None, (5, 90)),),
     ),
     Analyte(
         r"tg|triglycerides",
