@@ -108,8 +108,8 @@ TITLES = {
     "knowledge on and off",
     "g": "Understanding, set g (every kind of both systems, written 2026-11-30 after set f's changes): everyday queries "
     "per kind, knowledge on and off",
-    "h": "Understanding, set h (every kind of both systems, written 2026-11-30 after set g's changes; first figures before "
-    "any tuning on it): everyday queries per kind, knowledge on and off",
+    "h": "Understanding, set h (every kind of both systems, written 2026-11-30 after set g's changes; a development set "
+    "since its first figures, bench/HISTORY.md): everyday queries per kind, knowledge on and off",
     "spelling": "Understanding, spelling set (misspelled everyday terms, written 2026-11-30, never tuned on): per kind, "
     "knowledge on and off",
 }
@@ -178,7 +178,7 @@ def main() -> None:
         "--set",
         choices=sorted(SETS),
         default="a",
-        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c-h: development (h: its section holds its first figures); "
+        help="a: written 2026-11-28; b: 2026-11-29, never tuned on; c-h: development; "
         "spelling: misspelled terms, never tuned on",
     )
     parser.add_argument("--system", choices=sorted(SETS["a"]), action="append")
