@@ -14,11 +14,8 @@ from __future__ import annotations
 import re
 
 # What says the onset ("symptoms began", "onset"), taken into the onset term it is read as.
-_ONSET_SAID = (
-    r"(?:(?:first\s+)?(?:symptoms?|signs?)\s+(?:_VERB\s+)?|_VERB\s+)?"
-).replace(
-    "_VERB", r"(?:began|begin|begins|started|starts|start|appeared|presented|presents|developed|onset)"
-)
+_ONSET_VERB = r"(?:began|begin|begins|started|starts|start|appeared|presented|presents|developed|onset)"
+_ONSET_SAID = rf"(?:(?:first\s+)?(?:symptoms?|signs?)\s+(?:{_ONSET_VERB}\s+)?|{_ONSET_VERB}\s+)?"
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "eight": 8, "ten": 10, "twelve": 12}
 _COUNT = r"\d{1,3}|" + "|".join(_NUMBER_WORDS)
 ONSET_AGE = re.compile(
@@ -87,7 +84,7 @@ FREQUENCY = re.compile(
     r"fewer\s+than|up\s+to)\s+)?"
     r"(?:(?P<low>\d{1,3})(?:" + _PERCENT + r")?\s*(?:-|–|to)\s*(?P<high>\d{1,3})" + _PERCENT + _POPULATION + "?"
     r"|(?P<percent>\d{1,3})" + _PERCENT + _POPULATION + "?"
-    r"|(?P<fraction>" + "|".join(_FRACTIONS) + r")" + _POPULATION + r"|(?P<one>1|one)\s+in\s+(?P<n>\d{1,4})" + _POPULATION + "?"
+    r"|(?P<fraction>" + "|".join(_FRACTIONS) + r")" + _POPULATION + r"|(?:1|one)\s+in\s+(?P<n>\d{1,4})" + _POPULATION + "?"
     r"|(?P<every>" + _EVERY + r"))",
     re.IGNORECASE,
 )
@@ -129,7 +126,7 @@ def frequency(match: re.Match[str]) -> str:
 # A degree said of how affected a patient is, as the whole query: HPO's severity terms.
 SEVERITY = re.compile(
     r"^\s*(?:(?:only|very|quite|rather)\s+)?(?:(?P<adverb>mild|moderate|severe|profound)ly\s+affected|"
-    r"(?P<intermediate>intermediate\s+severity|between\s+mild\s+and\s+severe|intermediate\s+severity,?\s+between\s+mild\s+and\s+severe))"
+    r"intermediate\s+severity(?:,?\s+between\s+mild\s+and\s+severe)?|between\s+mild\s+and\s+severe)"
     r"\s*$",
     re.IGNORECASE,
 )

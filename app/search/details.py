@@ -27,12 +27,12 @@ _ENCOUNTER = (
     ("initial", re.compile(r"\b(?:initial|first (?:visit|encounter|presentation)|new injury|acute injury|ed visit)\b")),
 )
 _NUMBER = re.compile(r"\b(\d{1,2}[a-z]?)\b")
-# A name that is a stage without its number: an end stage renal disease is a chronic kidney disease
-# of stage 5 ("CKD stage 5 on dialysis" agrees with N18.6 *End stage renal disease* as with N18.5).
 # A chromosome's number names what is meant, not a type or stage of it: two that differ conflict
 # ("trisomy 13" is no *Trisomy 18*), but one agrees with no name more than a name without it
 # ("trisomy 21": Q90.9 *Down syndrome, unspecified*, not Q90.2 *Trisomy 21, translocation*).
 _CHROMOSOME = re.compile(r"\b(?:trisomy|monosomy|tetrasomy|chromosome)\s*(\d{1,2})\b")
+# A name that is a stage without its number: an end stage renal disease is a chronic kidney disease
+# of stage 5 ("CKD stage 5 on dialysis" agrees with N18.6 *End stage renal disease* as with N18.5).
 _STAGE_5 = re.compile(r"\b(?:end[- ]stage (?:renal|kidney) (?:disease|failure)|esrd|eskd)\b")
 # Severity grades, compared as numbers are ("bipolar I, manic, severe": F31.13 "..., severe", not "..., mild");
 # a note's "mod" is moderate. A name's grade the query does not state is a default conflict: the

@@ -59,8 +59,8 @@ class Vocabulary:
         for word in self._words:
             self._by_initial[word[:1]].append(word)
             self._by_second[word[1:2]].append(word)
-            if _spoken(word)[:1] != word[:1]:  # the others are among the words of their written first letter
-                self._by_spoken_initial[_spoken(word)[:1]].append(word)
+            if (spoken := _spoken(word))[:1] != word[:1]:  # the others are among the words of their written first letter
+                self._by_spoken_initial[spoken[:1]].append(word)
         self._labels = max(label_tokens.shape[0], 1)
         if by_sound is not None:
             self.__dict__["by_sound"] = by_sound
@@ -187,17 +187,16 @@ class Vocabulary:
         by_sound = process.extract(spoken, candidates, scorer=fuzz.ratio, score_cutoff=SPOKEN_CUTOFF, limit=None)
         for _, ratio, known in by_sound if len(word) >= SOUNDS_LIKE_MIN else ():  # a short mash sounds like too much
             close[known] = max(close.get(known, 0.0), 100.0 if ratio == 100 else ratio - 10)
-        close_list = list(close.items())
-        if not close_list and len(word) >= SOUNDS_LIKE_MIN:  # spelt as it sounds: "numonia" (pneumonia)
+        if not close and len(word) >= SOUNDS_LIKE_MIN:  # spelt as it sounds: "numonia" (pneumonia)
             sounding = process.extract(
                 word, self._sounding_like(word), scorer=fuzz.ratio, score_cutoff=SOUNDS_LIKE_CUTOFF, limit=None
             )
-            close_list = [(known, score) for known, score, _ in sounding]
-        if not close_list:
+            close = {known: score for known, score, _ in sounding}
+        if not close:
             return None
         # Among close words, the likelier one: similarity plus a prior on how common the word is
         # ("artheritis" → arthritis, held by hundreds of labels, not arteritis, as close but rare).
-        return max(close_list, key=lambda c: c[1] + FREQUENCY_WEIGHT * math.log10(1 + len(self.labels_with(c[0]))))[0]
+        return max(close.items(), key=lambda c: c[1] + FREQUENCY_WEIGHT * math.log10(1 + len(self.labels_with(c[0]))))[0]
 
     def segmentation(self, word: str) -> str | None:
         """An unknown word that is known words run together, split ("lowbackpain" → "low back
@@ -205,13 +204,17 @@ class Vocabulary:
         of those the commonest (by the labels holding each), or None."""
         if word in self or len(word) < SEGMENTED_MIN or not word.isalpha():
             return None
-        best: tuple[int, float, list[str]] | None = None
-        for parts in _splits(word, SEGMENT_PARTS):
-            if all(len(part) >= SEGMENT_PART_MIN and part in self for part in parts):
-                held = sum(math.log10(1 + len(self.labels_with(part))) for part in parts)
-                if best is None or (len(parts), -held) < (best[0], -best[1]):
-                    best = (len(parts), held, parts)
-        return " ".join(best[2]) if best else None
+
+        def fewest_then_commonest(parts: list[str]) -> tuple[int, float]:
+            return len(parts), -sum(math.log10(1 + len(self.labels_with(part))) for part in parts)
+
+        known: list[list[str]] = [
+            parts for parts in _splits(word, SEGMENT_PARTS) if all(len(p) >= SEGMENT_PART_MIN and p in self for p in parts)
+        ]
+        if not known:
+            return None
+        best = min(known, key=fewest_then_commonest)
+        return " ".join(best)
 
     @cached_property
     def by_sound(self) -> dict[str, list[str]]:
