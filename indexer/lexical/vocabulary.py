@@ -208,13 +208,24 @@ class Vocabulary:
         def fewest_then_commonest(parts: list[str]) -> tuple[int, float]:
             return len(parts), -sum(math.log10(1 + len(self.labels_with(part))) for part in parts)
 
-        known: list[list[str]] = [
-            parts for parts in _splits(word, SEGMENT_PARTS) if all(len(p) >= SEGMENT_PART_MIN and p in self for p in parts)
-        ]
+        known = list(self._known_splits(word, SEGMENT_PARTS))
         if not known:
             return None
         best = min(known, key=fewest_then_commonest)
         return " ".join(best)
+
+    def _known_splits(self, word: str, most: int) -> Iterable[list[str]]:
+        """Every way to cut ``word`` into two to ``most`` known words of SEGMENT_PART_MIN letters or
+        more, in order (a cut is followed only after a known head: linear in the word's length, not
+        quadratic, for a long run of letters)."""
+        for cut in range(SEGMENT_PART_MIN, len(word) - SEGMENT_PART_MIN + 1):
+            head, tail = word[:cut], word[cut:]
+            if head not in self:
+                continue
+            if tail in self:
+                yield [head, tail]
+            if most > 2:
+                yield from ([head, *rest] for rest in self._known_splits(tail, most - 1))
 
     @cached_property
     def by_sound(self) -> dict[str, list[str]]:
@@ -251,15 +262,6 @@ def _spoken(word: str) -> str:
 
 def _spoken_as(found: re.Match[str]) -> str:
     return "s" if found.group("soft") else found.group("doubled") or _SPOKEN_AS[found.group(0)]
-
-
-def _splits(word: str, most: int) -> Iterable[list[str]]:
-    """Every way to cut ``word`` into two to ``most`` non-empty parts, in order."""
-    for cut in range(1, len(word)):
-        head, tail = word[:cut], word[cut:]
-        yield [head, tail]
-        if most > 2:
-            yield from ([head, *rest] for rest in _splits(tail, most - 1))
 
 
 def _sounds(word: str) -> set[str]:
