@@ -21,7 +21,7 @@ def test_shipped_recipes_are_valid(path: Path) -> None:
 
 
 def test_the_recipes_ship() -> None:
-    assert sorted(NAMED) == ["biolord-minilm", "biolord-minilm-gpu", "biolord-mpnet"]
+    assert sorted(NAMED) == ["biolord-minilm", "biolord-minilm-gpu", "biolord-minilm-gpu-steps", "biolord-mpnet"]
 
 
 def test_the_gpu_recipe_trains_uncapped_at_batch_1024_with_two_seeds_and_interpolation() -> None:
@@ -34,6 +34,16 @@ def test_the_gpu_recipe_trains_uncapped_at_batch_1024_with_two_seeds_and_interpo
     distill = recipe.distill
     assert distill.enabled and distill.dims is None and distill.from_teacher and distill.max_concepts is None
     assert recipe.interpolate.enabled and 1.0 in recipe.interpolate.alphas
+
+
+def test_the_small_step_gpu_recipe_trains_the_same_data_in_v2s_step_size() -> None:
+    """Run 13 (docs/MODEL_CARD.md): the GPU recipe's data in many small steps at v2's rate."""
+    steps, gpu = Recipe.load(NAMED["biolord-minilm-gpu-steps"]), Recipe.load(NAMED["biolord-minilm-gpu"])
+    assert steps.data == gpu.data and steps.contrastive.datasets == gpu.contrastive.datasets
+    phase = steps.contrastive
+    assert (phase.batch_size, phase.epochs, phase.seeds, phase.learning_rate) == (256, 1, [1, 2], 5e-5)
+    assert phase.repeats == {"synonyms": 2}
+    assert steps.distill == gpu.distill and not steps.interpolate.enabled
 
 
 @pytest.mark.parametrize("alphas", [[], [1.5], [-0.1, 0.5]])
