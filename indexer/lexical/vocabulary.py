@@ -208,11 +208,8 @@ class Vocabulary:
         def fewest_then_commonest(parts: list[str]) -> tuple[int, float]:
             return len(parts), -sum(math.log10(1 + len(self.labels_with(part))) for part in parts)
 
-        known = list(self._known_splits(word, SEGMENT_PARTS))
-        if not known:
-            return None
-        best = min(known, key=fewest_then_commonest)
-        return " ".join(best)
+        best = min(self._known_splits(word, SEGMENT_PARTS), key=fewest_then_commonest, default=None)
+        return " ".join(best) if best else None
 
     def _known_splits(self, word: str, most: int) -> Iterable[list[str]]:
         """Every way to cut ``word`` into two to ``most`` known words of SEGMENT_PART_MIN letters or
