@@ -31,9 +31,9 @@ def run_command(
     run_dir: Annotated[Path | None, typer.Option(help="Default: {data_dir}/training/{recipe name}")] = None,
 ) -> None:
     """Train (resuming an interrupted run) and export the model directory to RUN_DIR/model."""
-    recipe = _recipe(recipe_path)
+    recipe, source = _recipe(recipe_path)
     run_dir, reader = _start(recipe.name, run_dir)
-    model_dir = pipeline.run(recipe, recipe_path.read_text(encoding="utf-8"), reader, run_dir)
+    model_dir = pipeline.run(recipe, source, reader, run_dir)
     typer.echo(f"model exported: {model_dir}")
 
 
@@ -44,9 +44,9 @@ def pack_command(
     run_dir: Annotated[Path | None, typer.Option(help="Default: {data_dir}/training/{recipe name}")] = None,
 ) -> None:
     """The GPU recipe, step 1 (CPU): datasets with mined negatives, tokenised, and the base's fp16 weights."""
-    recipe = _recipe(recipe_path)
+    recipe, source = _recipe(recipe_path)
     run_dir, reader = _start(recipe.name, run_dir)
-    pipeline.pack(recipe, recipe_path.read_text(encoding="utf-8"), reader, run_dir, out)
+    pipeline.pack(recipe, source, reader, run_dir, out)
     typer.echo(f"packed: {out} (then: python -m training.loop {out} --out WEIGHTS_DIR on the GPU)")
 
 
@@ -84,9 +84,10 @@ def _start(recipe_name: str, run_dir: Path | None) -> tuple[Path, StoreReader]:
     return run_dir, StoreReader(make_engine(settings.store.url))
 
 
-def _recipe(path: Path) -> Recipe:
+def _recipe(path: Path) -> tuple[Recipe, str]:
+    """The recipe and its source text (:meth:`Recipe.read`), or the error and exit code 1."""
     try:
-        return Recipe.load(path)
+        return Recipe.read(path)
     except RecipeError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from exc
@@ -118,7 +119,7 @@ def compare_command(
     output: Annotated[Path | None, typer.Option(help="Write the results as JSON here")] = None,
 ) -> None:
     """Evaluate exported models (and BM25) on the recipe's held-out concepts; print markdown tables."""
-    recipe = _recipe(recipe_path)
+    recipe, _ = _recipe(recipe_path)
     settings = get_settings()
     encoders: dict[str, Encoder | None] = {"BM25": None} if bm25 else {}
     for spec in model or []:

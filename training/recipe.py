@@ -116,15 +116,53 @@ class Recipe(BaseModel):
     @classmethod
     def load(cls, path: Path) -> Recipe:
         """Raises RecipeError, one line naming the file and each wrong field."""
+        return cls.read(path)[0]
+
+    @classmethod
+    def read(cls, path: Path) -> tuple[Recipe, str]:
+        """The recipe of ``path`` and its source: the file's text, then the text of each recipe it
+        ``extends``, each headed by its path (what a model's record keeps). Raises RecipeError."""
+        mapping, texts = _read(path, ())
         try:
-            return cls.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-        except OSError as exc:
-            raise RecipeError(f"{path}: {exc.strerror}") from exc
-        except yaml.YAMLError as exc:
-            raise RecipeError(f"{path}: not YAML: {' '.join(str(exc).split())}") from exc
+            return cls.model_validate(mapping), "\n".join(texts)
         except ValidationError as exc:
             fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'recipe'}: {e['msg']}" for e in exc.errors())
             raise RecipeError(f"{path}: {fields}") from exc
+
+
+def _read(path: Path, seen: tuple[Path, ...]) -> tuple[object, list[str]]:
+    """A recipe file's YAML, with the recipe it ``extends`` (a path relative to it) merged under it:
+    the file's fields replace the other's, field by field within a section; and the texts read."""
+    if path.resolve() in seen:
+        raise RecipeError(f"{path}: extends itself")
+    try:
+        text = path.read_text(encoding="utf-8")
+        mapping = yaml.safe_load(text)
+    except OSError as exc:
+        raise RecipeError(f"{path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise RecipeError(f"{path}: not YAML: {' '.join(str(exc).split())}") from exc
+    texts = [f"# {path}\n{text}"]
+    if not isinstance(mapping, dict) or "extends" not in mapping:
+        return mapping, texts
+    parent = mapping.pop("extends")
+    if not isinstance(parent, str):
+        raise RecipeError(f"{path}: extends: the path of a recipe file, relative to this one")
+    try:
+        base, more = _read(path.parent / parent, (*seen, path.resolve()))
+    except RecipeError as exc:
+        raise RecipeError(f"{path}: extends {exc}") from exc
+    if not isinstance(base, dict):
+        raise RecipeError(f"{path}: extends {path.parent / parent}: not a recipe (a mapping of fields)")
+    return _merged(base, mapping), texts + more
+
+
+def _merged(base: dict, over: dict) -> dict:
+    """``base`` with ``over``'s fields: a mapping in both is merged field by field, anything else replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 class RecipeError(ValueError):
