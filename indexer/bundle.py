@@ -284,6 +284,10 @@ class Bundle:
         starts, stops = self._label_starts[rows], self._label_starts[rows + 1]
         return columns.spans(starts, stops), np.repeat(np.arange(len(rows)), stops - starts)
 
+    def name_labels(self, rows: np.ndarray) -> np.ndarray:
+        """The label id of each catalog row's preferred name (a concept's first label)."""
+        return self._label_starts[rows]
+
     def labels_admitted(self, mask: np.ndarray) -> np.ndarray:
         """The label ids, sorted, of the catalog rows ``mask`` admits: their label spans when they
         are few, else each concept's flag repeated over its labels (no gather over every label)."""

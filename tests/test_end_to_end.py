@@ -270,6 +270,17 @@ def test_he_is_not_read_as_hepatic_encephalopathy(client: TestClient) -> None:
         assert "HP:0002480" not in _top(client, query, "hpo", k=3)  # Hepatic encephalopathy
 
 
+def test_an_abbreviation_of_several_meanings_lists_the_one_its_letters_mostly_stand_for_first(client: TestClient) -> None:
+    """"UC" is lent by one table row each to ulcerative colitis and to a bladder cancer: the two
+    tie, each at half the confidence, and the meaning the encoder reads the letters as comes first
+    (was the bladder's, first by catalog order)."""
+    rows = client.get("/search", params={"q": "UC", "system": "icd10cm", "k": 10}).json()["results"]
+    codes = [row["code"] for row in rows]
+    assert codes[0].startswith("K51") and any(code.startswith("C67") for code in codes), codes
+    bladder = next(row for row in rows if row["code"].startswith("C67"))
+    assert rows[0]["confidence"] == bladder["confidence"] <= 0.5
+
+
 def test_a_size_said_one_way_is_no_concept_of_the_other(client: TestClient) -> None:
     """One direction of a size, an amount or a rate against a name only of the other turns the
     meaning over, for every candidate the details are worked out for (was *Macrocephaly* first)."""

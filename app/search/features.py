@@ -80,6 +80,13 @@ class FeatureScorer:
                 details[i, CONFLICTS] = np.asarray(agreed, np.float32)[CONFLICTS]
         return np.hstack([labels, details]), shown, via
 
+    def name_cosines(self, query: Asked, rows: np.ndarray) -> np.ndarray:
+        """Per concept of ``rows``: the cosine of ``query`` with its preferred name (0 without a
+        vector, or with a remote index, which keeps no vectors to read)."""
+        if query.vector is None or getattr(self.bundle.vectors, "matrix", None) is None:
+            return np.zeros(len(rows), np.float32)
+        return self._cosines([query], self.bundle.name_labels(rows))[:, 0]
+
     def naming_every_word(self, query_tokens: list[str], rows: np.ndarray) -> np.ndarray:
         """Per concept of ``rows``: whether one of its labels holds every word of the query (none
         does when a word is in no label)."""

@@ -5,11 +5,15 @@ and ``lexical`` by BM25 alone. A code match always ranks first; on a tie the con
 whose release names says the query ("epilepsy": G40.909 *Epilepsy NOS* before R56.9, both lent
 "Seizure" by an alignment), then one matched by a name of its release rather than a knowledge
 source's lent label (N18.6 *End stage renal disease* before the stage 5 code an alignment lent
-the name to), then a billable code (the one to record). No row of an ambiguous query (a name
-of several meanings) is certain: its confidence is split between them.
+the name to), then a billable code (the one to record), then the concept whose preferred name is
+nearest the query in meaning (an abbreviation of several meanings, each lent the same label by one
+table, ties to the end: "UC" is ulcerative colitis before urothelial carcinoma). No row of an
+ambiguous query (a name of several meanings) is certain: its confidence is split between them.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,6 +21,14 @@ from app.search.confidence import Calibration
 from app.search.features import CODE, COS
 from app.search.values import Hit, Mode, Ranked
 from indexer.bundle import Bundle
+
+
+@dataclass(frozen=True)
+class TieBreaks:
+    """Per candidate, what orders candidates of equal score (after a code match)."""
+
+    named: np.ndarray  # a name of its release says the query
+    name_cosine: np.ndarray  # the cosine of the query with its preferred name
 
 
 def order(
@@ -31,12 +43,11 @@ def order(
     mode: Mode,
     k: int,
     min_confidence: float,
-    named: np.ndarray,
+    ties: TieBreaks,
     spared: np.ndarray | None = None,
 ) -> tuple[list[Ranked], int]:
     """The best ``k`` of ``candidates`` (catalog rows) at or above ``min_confidence`` or ``spared``
-    (a mask over them), and how many candidates are; ``named``: per candidate, whether a name of
-    its release says the query (the first tie-break)."""
+    (a mask over them), and how many candidates are."""
     confidence = calibration.confidence(features)
     if any(count > 1 for count in meanings.values()):
         confidence /= np.asarray([max(meanings[key], 1) for key in bundle.system_of(candidates)], dtype=np.float32)
@@ -52,7 +63,8 @@ def order(
     if mode is Mode.LEXICAL:
         keep &= (score > 0) | (features[:, CODE] > 0)
     lent = bundle.lent(labels)
-    ranked = np.lexsort((candidates, ~bundle.billable[candidates], lent, ~named, -score, -features[:, CODE]))
+    billable = bundle.billable[candidates]
+    ranked = np.lexsort((candidates, -ties.name_cosine, ~billable, lent, ~ties.named, -score, -features[:, CODE]))
     chosen = [i for i in ranked if keep[i]][:k]
     return [
         Ranked(

@@ -240,7 +240,7 @@ class SearchService:
             mode,
             k,
             threshold.min_confidence,
-            named,
+            ranker.TieBreaks(named, self.scorer.name_cosines(asked[0], found)),
             spared,
         )
 
