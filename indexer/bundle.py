@@ -203,6 +203,7 @@ class Bundle:
         self.kind_names = frozenset(kind_names.tolist()) - {""}
         self.grouping = np.isin(self.kinds, list(GROUPING_KINDS))
         self.billable = np.asarray([value is True for value in names["billable"]], dtype=bool)[self.concepts.billable_codes]
+        self.prior = columns.array(table, "prior")  # how common each concept is (indexer.knowledge.hpoa)
         self._children = columns.read_links(table, "children")
         self.subtree = lru_cache(maxsize=SUBTREES_CACHED)(self._subtree)
 

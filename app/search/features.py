@@ -17,7 +17,7 @@ from indexer.bundle import Bundle
 from indexer.lexical.normalise import fold
 from indexer.lexical.vocabulary import Vocabulary
 
-COS, CHAR, WORDS, LABEL_WORDS, CODE, REWRITTEN, COS_TOP, CHAR_TOP = range(len(LABEL_FEATURES))
+COS, CHAR, WORDS, LABEL_WORDS, CODE, REWRITTEN, COS_TOP, CHAR_TOP, PRIOR = range(len(LABEL_FEATURES))
 DETAIL_DEPTH = 60  # candidates, best by their labels, whose names' details are worked out
 CONFLICTS = [i for i, name in enumerate(DETAIL_FEATURES) if name.endswith("_conflict")]
 # How far below the detail margin a candidate's conflicts are still worked out (logits): further
@@ -157,6 +157,7 @@ class FeatureScorer:
             source[better] = number
         concept_features = np.maximum.reduceat(per_label, owner_starts, axis=0)
         concept_features[:, CODE] = [1.0 if r in code_rows else 0.0 for r in rows.tolist()]
+        concept_features[:, PRIOR] = bundle.prior[rows]
         label_score = per_label @ weights
         by_score = np.lexsort((-label_score, owner))  # per candidate, its best-scored label first
         best = by_score[np.searchsorted(owner[by_score], np.arange(len(rows)))]

@@ -32,7 +32,7 @@ LABELS = [
 
 @pytest.fixture
 def table(tmp_path: Path) -> Path:
-    write_columns(tmp_path / "catalog", CONCEPTS, LABELS)
+    write_columns(tmp_path / "catalog", CONCEPTS, LABELS, {"HP:0001649": 99, "HP:0011675": 9})
     return tmp_path / "catalog"
 
 
@@ -54,6 +54,11 @@ def test_labels_read_back_with_their_kinds_origins_and_sources(table: Path) -> N
     assert list(columns.TextColumn(table, "label_origin")) == origins  # None and "" kept apart
     assert list(columns.CategoryColumn(columns.array(table, "label_knowledge"), names["label_knowledge"])) == sources
     assert columns.array(table, "label_abbreviation").tolist() == [False, False, False, True, False, False]
+
+
+def test_each_concept_has_the_prior_of_its_disease_count_and_other_systems_none(table: Path) -> None:
+    """log(1 + n) / log(1 + max n) over the annotated system's terms; ICD-10-CM's codes have none."""
+    assert np.allclose(columns.array(table, "prior"), [0, 0, 0, 1.0, np.log(10) / np.log(100)])
 
 
 def test_codes_are_found_by_system_and_by_any_usual_form(table: Path) -> None:

@@ -99,3 +99,16 @@ def test_the_calibration_travels_with_the_model_into_the_bundle(settings, toy_re
     assert Calibration.of_bundle(Bundle(current_bundle(settings.bundles_dir))).fitted_on == "refit"
     build_bundle(settings, toy_reader, FakeEncoder(32), ["toy", "toyicd"], show_progress=False)
     assert Calibration.of_bundle(Bundle(current_bundle(settings.bundles_dir))) == Calibration.load()
+
+
+def test_the_fit_keeps_the_priors_weight_it_is_given_and_fits_the_rest() -> None:
+    """Generated items pick concepts uniformly: the prior's weight is chosen on real queries
+    (bench/bench_prior.py) and a refit keeps it, whatever the items' priors say."""
+    prior = FEATURES.index("prior")
+    groups = _groups(1)
+    for features, right in groups:
+        if right is not None:
+            features[right, prior] = 0.0  # on these items the right concept is never the common one
+    calibration = fit(groups, "toy", prior_weight=1.25)
+    assert calibration.weights[prior] == 1.25
+    assert calibration.weights[0] == max(calibration.weights)

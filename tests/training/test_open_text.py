@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from indexer.knowledge import mesh
+from indexer.knowledge import hpoa, mesh
 from indexer.records import IS_A, Concept, Designation, Relationship
 from training.data import builders
 from training.data.graph import OntologyGraph
-from training.data.open_text import disease_concepts, hpoa_release, mesh_concepts
+from training.data.open_text import disease_concepts, mesh_concepts
 from training.data.splits import Split, guarded
 
 HEART = mesh.Descriptor("D006331", "Heart Diseases", ("cardiac disease",), ("C14.280",))
@@ -85,7 +85,7 @@ def test_disease_annotations_describe_a_disease_by_its_training_phenotypes_only(
     path = tmp_path / "phenotype.hpoa"
     path.write_text(HPOA, encoding="utf-8")
     diseases = {c.code: c for c in disease_concepts(path)}
-    assert hpoa_release(path) == "phenotype.hpoa 2025-01-16"
+    assert hpoa.release(path) == "phenotype.hpoa 2025-01-16"
     # NOT-qualified and clinical-course rows are left out; a term annotated twice is one edge
     assert [(r.type, r.target) for r in diseases["OMIM:1"].relationships] == [
         ("has phenotype", "HP:1"), ("has phenotype", "HP:3"), ("has mode of inheritance", "HP:9")
@@ -110,4 +110,4 @@ def test_the_packaged_disease_annotations_read() -> None:
     diseases = {c.code: c for c in disease_concepts()}
     assert len(diseases) > 12000
     assert {c.code.partition(":")[0] for c in diseases.values()} == {"OMIM", "ORPHA", "DECIPHER"}
-    assert hpoa_release().startswith("phenotype.hpoa 20")
+    assert hpoa.release().startswith("phenotype.hpoa 20")

