@@ -274,7 +274,7 @@ def _inputs(  # noqa: PLR0913
         else {},
         "corrections": sha256_file(corrections.PATH) if settings.knowledge.corrections else None,
         "mesh": mesh.release() if settings.knowledge.mesh else None,
-        "annotations": hpoa.release() if _disease_counts_apply(systems) else None,
+        "annotations": [hpoa.release(), hpoa.PRIOR_VERSION] if _disease_counts_apply(systems) else None,
         "supplements": [
             {"name": k.name, "sha256": k.sha256, "terms": k.terms} for k in reader.knowledge_sources() if k.kind == "supplement"
         ],

@@ -5,8 +5,8 @@ DECIPHER diseases, each with the terms of its phenotype) say how many diseases s
 *Seizure* thousands, *Short corpus callosum* a few dozen. An everyday query means a common
 finding far more often than a rare neighbour one word away ("hypoplastic cerebellar vermis" is
 no *Cerebellar hemisphere hypoplasia*), so each concept's count is a feature of the ranking
-(``prior`` in :data:`app.search.confidence.FEATURES`): ``log(1 + n) / log(1 + max n)``, in
-[0, 1], 0 for a concept of a system without annotations.
+(``prior`` in :data:`app.search.confidence.FEATURES`): ``log(1 + n) / log(1 + max n)`` less its
+count-weighted mean (:func:`prior`), 0 for a concept of a system without annotations.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 from indexer.sources._resources import package_file
 
 ANNOTATED = "hpo"  # the system whose codes phenotype.hpoa annotates
+PRIOR_VERSION = 2  # how the prior is computed (a build input): 1 scaled log count; 2 centred on its count-weighted mean
 
 
 def path() -> Path:
@@ -50,9 +51,15 @@ def disease_counts(file: Path | None = None) -> dict[str, int]:
 
 
 def prior(systems: Sequence[str], codes: Sequence[str], counts: dict[str, int]) -> np.ndarray:
-    """Per catalog row (its system and code), ``log(1 + n) / log(1 + max n)`` of its disease count."""
+    """Per catalog row (its system and code), ``log(1 + n) / log(1 + max n)`` of its disease count
+    less the same of a term drawn as the annotations draw them (the count-weighted mean): a term as
+    common as a finding of a disease usually is stays where its labels put it, a commoner one moves
+    up, a rarer one down, and a concept of a system without annotations, left at 0, keeps its place
+    beside them in a search over several systems."""
     top = math.log1p(max(counts.values(), default=0)) or 1.0
+    total = sum(counts.values())
+    center = sum(n * math.log1p(n) / top for n in counts.values()) / total if total else 0.0
     pairs = zip(systems, codes, strict=True)
     return np.asarray(
-        [math.log1p(counts.get(code, 0)) / top if system == ANNOTATED else 0.0 for system, code in pairs], np.float32
+        [math.log1p(counts.get(code, 0)) / top - center if system == ANNOTATED else 0.0 for system, code in pairs], np.float32
     )

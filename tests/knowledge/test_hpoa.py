@@ -27,9 +27,11 @@ def test_each_term_counts_the_diseases_annotated_with_it_once_and_not_those_that
     assert release(path) == "phenotype.hpoa 2025-01-16"
 
 
-def test_the_prior_scales_the_log_count_to_the_most_common_term_and_leaves_other_systems_at_zero() -> None:
+def test_the_prior_scales_the_log_count_and_centres_it_on_a_term_drawn_as_the_annotations_draw_them() -> None:
+    """Scaled: log(1 + n) / log(1 + 3), 1 and 0.5; the count-weighted mean (3 * 1 + 1 * 0.5) / 4 =
+    0.875 taken off; a term without annotations below both; other systems at 0."""
     counts = {"HP:0001250": 3, "HP:0001263": 1}
     got = prior(["hpo", "hpo", "hpo", "icd10cm"], ["HP:0001250", "HP:0001263", "HP:9999999", "HP:0001250"], counts)
     assert got.dtype == np.float32
-    assert np.allclose(got, [1.0, np.log(2) / np.log(4), 0.0, 0.0])
+    assert np.allclose(got, [0.125, -0.375, -0.875, 0.0])
     assert not prior(["hpo"], ["HP:0001250"], {}).any()  # no annotations: no prior
