@@ -5,8 +5,8 @@ that only check the choice (set b, written blind and never tuned on; the spellin
 has no annotations (its prior is 0 everywhere), so its rankings do not change.
 
 ``--fit`` writes the weight with the most development hits (the smallest of equals) into the model
-directory's ``calibration.json`` (the next build carries it); the recalibration step is then
-fitted anew for the new logits (``bench/bench_recalibration.py --fit``).
+directory's ``calibration.json`` (the next build carries it), with how it was chosen; then check
+the recalibration step on the new logits (``bench/bench_recalibration.py``; ``--fit`` refits it).
 
     python bench/bench_prior.py [--weights 0,0.5,1,1.5,2,2.5] [--fit] [--record]
 """
@@ -36,10 +36,13 @@ CHECKED_ON = ("b", "spelling")
 PRIOR = FEATURES.index("prior")
 
 
-def with_weight(calibration: Calibration, weight: float) -> Calibration:
+def with_weight(calibration: Calibration, weight: float, chosen_on: str = "") -> Calibration:
+    """``calibration`` with the prior's weight ``weight`` (and, when ``chosen_on`` says how it was
+    chosen, that in its record of what it was fitted on)."""
     weights = list(calibration.weights)
     weights[PRIOR] = weight
-    return replace(calibration, weights=tuple(weights))
+    fitted_on = calibration.fitted_on.split("; prior:", 1)[0] + (f"; prior: {chosen_on}" if chosen_on else "")
+    return replace(calibration, weights=tuple(weights), fitted_on=fitted_on)
 
 
 def hits(service: SearchService, items: list[GoldItem]) -> int:
@@ -87,9 +90,11 @@ def main() -> None:
         ]
     )
     if args.fit:
-        chosen = with_weight(served, best)
+        items = sum(len(sets[n]) for n in CHOSEN_ON)
+        how = f"weight {best:g} by bench_prior.py on development sets {', '.join(CHOSEN_ON)}"
+        chosen = with_weight(served, best, f"{how} (HPO Hits@1 {development[best]} of {items}), bundle {service.bundle.id}")
         chosen.save(default_model_dir(settings.encoder) / CALIBRATION_FILE)
-        print(f"prior weight {best:g} written; fit the recalibration step next: python bench/bench_recalibration.py --fit")
+        print(f"prior weight {best:g} written; check the recalibration step next: python bench/bench_recalibration.py")
     if args.record:
         record("Prior: how common a concept is", body, "python bench/bench_prior.py " + " ".join(sys.argv[1:]))
     else:

@@ -183,7 +183,8 @@ def main() -> None:
         fit_items = generated_items(service, "fit", args.per_kind)
         groups = _fit_groups(service, fit_items)
         prior_weight = service.calibration.weights[FEATURES.index("prior")]  # bench/bench_prior.py chose it
-        calibration = fit(groups, f"bench_ranking fit split: {len(fit_items)} items, bundle {service.bundle.id}", prior_weight)
+        described = f"bench_ranking fit split: {len(fit_items)} items, bundle {service.bundle.id}"
+        calibration = fit(groups, described, prior_weight=prior_weight)
         calibration.save(default_model_dir(settings.encoder) / CALIBRATION_FILE)  # the next build carries it
         service.calibration = calibration
         print(f"fitted on {len(fit_items)} items: {calibration}")

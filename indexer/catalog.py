@@ -17,7 +17,6 @@ from rich.progress import Progress
 
 from indexer import columns
 from indexer.bundle import SystemRange, code_key
-from indexer.knowledge import hpoa
 from indexer.lexical.normalise import NAME_KINDS, fold, is_abbreviation, name_key
 from indexer.records import Concept, Designation
 from indexer.store import StoreReader, SystemVersion
@@ -90,10 +89,10 @@ class Catalog:
         return ranges, concepts, labels
 
 
-def write_columns(directory: Path, concepts: list[list], labels: list[list], disease_counts: dict[str, int]) -> None:
+def write_columns(directory: Path, concepts: list[list], labels: list[list], prior: np.ndarray) -> None:
     """The tables of :meth:`Catalog.tables` as the bundle's columns (:mod:`indexer.columns`),
-    replacing what an interrupted build left there; each concept's prior from ``disease_counts``
-    (:mod:`indexer.knowledge.hpoa`)."""
+    replacing what an interrupted build left there, with each concept's ``prior``
+    (:func:`indexer.knowledge.hpoa.prior`)."""
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir()
     names: dict[str, list] = {}
@@ -102,7 +101,7 @@ def write_columns(directory: Path, concepts: list[list], labels: list[list], dis
     columns.write_text(directory, "code", codes)
     columns.write_text(directory, "display", displays)
     np.save(directory / "active.npy", np.asarray(active, dtype=bool))
-    np.save(directory / "prior.npy", hpoa.prior(systems, codes, disease_counts))
+    np.save(directory / "prior.npy", np.asarray(prior, dtype=np.float32))
     columns.write_category(directory, "kind", kinds, names)
     columns.write_category(directory, "billable", billable, names)
     columns.write_links(directory, "parents", parents)

@@ -120,7 +120,8 @@ def build_bundle(
             )
             ranges, concepts, labels = catalog.tables()
             counts = _disease_counts(selected)
-            write_columns(staging / CATALOG, concepts, labels, counts)
+            prior = hpoa.prior([concept[0] for concept in concepts], [concept[1] for concept in concepts], counts)
+            write_columns(staging / CATALOG, concepts, labels, prior)
             if counts:
                 knowledge["annotations"] = {"release": hpoa.release(), "terms": len(counts)}
             del catalog  # what follows needs the labels' texts and owners only

@@ -120,41 +120,55 @@ class Recipe(BaseModel):
 
     @classmethod
     def read(cls, path: Path) -> tuple[Recipe, str]:
-        """The recipe of ``path`` and its source: the file's text, then the text of each recipe it
-        ``extends``, each headed by its path (what a model's record keeps). Raises RecipeError."""
-        mapping, texts = _read(path, ())
+        """The recipe of ``path`` and its source (what a model's record keeps): the file's text, or
+        for a recipe that ``extends`` another the merged fields as YAML, headed by the files read.
+        Raises RecipeError."""
+        mapping, read = _read(path, ())
+        source = (
+            read[0].read_text(encoding="utf-8")
+            if len(read) == 1
+            else (f"# {' extending '.join(p.name for p in read)}, merged\n" + yaml.safe_dump(mapping, sort_keys=False))
+        )
         try:
-            return cls.model_validate(mapping), "\n".join(texts)
+            return cls.model_validate(mapping), source
         except ValidationError as exc:
             fields = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'recipe'}: {e['msg']}" for e in exc.errors())
             raise RecipeError(f"{path}: {fields}") from exc
 
 
-def _read(path: Path, seen: tuple[Path, ...]) -> tuple[object, list[str]]:
+def _read(path: Path, seen: tuple[Path, ...]) -> tuple[object, list[Path]]:
     """A recipe file's YAML, with the recipe it ``extends`` (a path relative to it) merged under it:
-    the file's fields replace the other's, field by field within a section; and the texts read."""
+    the file's fields replace the other's, field by field within a section; and the files read. A
+    recipe that extends another names its own run and model (``name``, ``export.model_id``): one
+    left to the other's would resume the other's run and export under its id."""
     if path.resolve() in seen:
         raise RecipeError(f"{path}: extends itself")
     try:
-        text = path.read_text(encoding="utf-8")
-        mapping = yaml.safe_load(text)
+        mapping = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise RecipeError(f"{path}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:
         raise RecipeError(f"{path}: not YAML: {' '.join(str(exc).split())}") from exc
-    texts = [f"# {path}\n{text}"]
     if not isinstance(mapping, dict) or "extends" not in mapping:
-        return mapping, texts
+        return mapping, [path]
     parent = mapping.pop("extends")
     if not isinstance(parent, str):
         raise RecipeError(f"{path}: extends: the path of a recipe file, relative to this one")
+    export = mapping.get("export")
+    missing = [
+        field
+        for field, set_ in (("name", "name" in mapping), ("export.model_id", isinstance(export, dict) and "model_id" in export))
+        if not set_
+    ]
+    if missing:
+        raise RecipeError(f"{path}: extends {parent} but does not set its own {' and '.join(missing)}")
     try:
         base, more = _read(path.parent / parent, (*seen, path.resolve()))
     except RecipeError as exc:
         raise RecipeError(f"{path}: extends {exc}") from exc
     if not isinstance(base, dict):
         raise RecipeError(f"{path}: extends {path.parent / parent}: not a recipe (a mapping of fields)")
-    return _merged(base, mapping), texts + more
+    return _merged(base, mapping), [path, *more]
 
 
 def _merged(base: dict, over: dict) -> dict:

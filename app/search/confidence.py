@@ -1,7 +1,8 @@
 """Calibrated confidence: the probability that a ranked concept is a right answer.
 
-A concept's features (:data:`FEATURES`, each in [0, 1]: how its labels match the query, and how
-its name agrees with the details the query states, :mod:`app.search.details`) are mapped to ``σ(w·f + b)``, fitted
+A concept's features (:data:`FEATURES`, each in [0, 1] but the centred prior: how its labels match
+the query, how common it is, and how its name agrees with the details the query states,
+:mod:`app.search.details`) are mapped to ``σ(w·f + b)``, fitted
 on held-out items in two steps (:func:`fit`): the direction ``w`` by pairwise logistic
 regression (a right concept against each wrong candidate of the same query: a ranking
 objective), then the scale and offset by logistic regression of whether each query's top row
@@ -41,7 +42,8 @@ LABEL_FEATURES = (
     # similarity when it is the highest among the candidates, else 0: a misspelling's right
     # concept is the one nearest in characters even when another is nearer in meaning
     "prior",  # how common the concept is: of the diseases annotated with it, log(1 + n) / log(1 + max n)
-    # (indexer.knowledge.hpoa; 0 in a system without annotations); its weight is chosen on the
+    # less its count-weighted mean, about -0.6 to 0.4 (indexer.knowledge.hpoa; 0 in a system without
+    # annotations); its weight is chosen on the
     # development sets (bench/bench_prior.py), not fitted: the fit's generated items pick concepts uniformly
 )
 FEATURES = LABEL_FEATURES + DETAIL_FEATURES  # and the details the query states against the concept's name
@@ -124,7 +126,7 @@ class Calibration:
         )
 
 
-def fit(groups: list[tuple[np.ndarray, int | None]], fitted_on: str, prior_weight: float = 0.0) -> Calibration:
+def fit(groups: list[tuple[np.ndarray, int | None]], fitted_on: str, *, prior_weight: float) -> Calibration:
     """Fit on queries: each is its candidates' features and the index of the right one (None
     when no candidate is right, as for a nonsense query). The prior's weight is not fitted but
     kept (``prior_weight``, chosen on real queries by bench/bench_prior.py): generated items pick

@@ -47,12 +47,13 @@ class FeatureScorer:
         stated: Details,
         by_cosine: bool = False,
         named_by: Callable[[int], int] = lambda row: row,
-    ) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+    ) -> tuple[np.ndarray, np.ndarray, list[str | None], np.ndarray]:
         """Per candidate concept: the features (its labels' best over the asked texts, then the
         agreement with the details ``stated`` of the name ``named_by`` gives it: a category's is
         its code's that the descent would choose), the label to show (the one the calibrated
-        model scores best, or with ``by_cosine`` the nearest) and the bridge it came by."""
-        labels, shown, via = self._label_features(asked, rows, code_rows, left_out, by_cosine)
+        model scores best, or with ``by_cosine`` the nearest), the bridge it came by, and the
+        cosine of the query with its preferred name (a tie-break, :mod:`app.search.ranker`)."""
+        labels, shown, via, name_cosine = self._label_features(asked, rows, code_rows, left_out, by_cosine)
         details = np.zeros((len(rows), len(DETAIL_FEATURES)), np.float32)
         details[:, -1] = self.bundle.billable[rows]  # the last detail feature
         # Details decide among near kin: the candidates whose labels score within the margin of the
@@ -78,14 +79,7 @@ class FeatureScorer:
             elif logit[i] >= floor - CONFLICT_MARGIN:
                 agreed = agreement(stated, self.details(row), bool(self.bundle.billable[row]))
                 details[i, CONFLICTS] = np.asarray(agreed, np.float32)[CONFLICTS]
-        return np.hstack([labels, details]), shown, via
-
-    def name_cosines(self, query: Asked, rows: np.ndarray) -> np.ndarray:
-        """Per concept of ``rows``: the cosine of ``query`` with its preferred name (0 without a
-        vector, or with a remote index, which keeps no vectors to read)."""
-        if query.vector is None or getattr(self.bundle.vectors, "matrix", None) is None:
-            return np.zeros(len(rows), np.float32)
-        return self._cosines([query], self.bundle.name_labels(rows))[:, 0]
+        return np.hstack([labels, details]), shown, via, name_cosine
 
     def naming_every_word(self, query_tokens: list[str], rows: np.ndarray) -> np.ndarray:
         """Per concept of ``rows``: whether one of its labels holds every word of the query (none
@@ -115,7 +109,7 @@ class FeatureScorer:
 
     def _label_features(
         self, asked: list[Asked], rows: np.ndarray, code_rows: set[int], left_out: np.ndarray | None, by_cosine: bool
-    ) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+    ) -> tuple[np.ndarray, np.ndarray, list[str | None], np.ndarray]:
         bundle = self.bundle
         label_ids, owner = bundle.labels_of(rows)  # every label of every candidate, and whose it is
         if left_out is not None:
@@ -167,7 +161,11 @@ class FeatureScorer:
             concept_features[:, top] = np.where(values >= values.max() - 1e-6, values, 0.0)
         if asked[0].known:
             concept_features[:, CHAR_TOP] = 0.0  # every word is known: no misspelling to favour
-        return concept_features, label_ids[best], [asked[number].via for number in source[best].tolist()]
+        # The query's cosine with each candidate's preferred name (its first label, unless left out).
+        first = np.minimum(owner_starts, len(label_ids) - 1)
+        named = (owner_starts < len(label_ids)) & (label_ids[first] == bundle.name_labels(rows))
+        name_cosine = np.where(named, cosines[first, 0], 0.0).astype(np.float32)
+        return concept_features, label_ids[best], [asked[number].via for number in source[best].tolist()], name_cosine
 
     def _cosines(self, asked: list[Asked], label_ids: np.ndarray) -> np.ndarray:
         """(labels, asked texts) cosines; 0 for a text without a vector (lexical mode)."""

@@ -222,7 +222,7 @@ class SearchService:
         if not candidates:
             return [], 0
         found = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
-        features, labels, via = self.scorer.features(
+        features, labels, via, name_cosine = self.scorer.features(
             asked, found, set(code_rows), where.left_out, stated, mode is Mode.DENSE, named_by
         )
         bm25 = lexical[0]  # the query's own BM25 hits
@@ -240,7 +240,7 @@ class SearchService:
             mode,
             k,
             threshold.min_confidence,
-            ranker.TieBreaks(named, self.scorer.name_cosines(asked[0], found)),
+            ranker.TieBreaks(named, name_cosine),
             spared,
         )
 

@@ -53,9 +53,10 @@ def disease_counts(file: Path | None = None) -> dict[str, int]:
 def prior(systems: Sequence[str], codes: Sequence[str], counts: dict[str, int]) -> np.ndarray:
     """Per catalog row (its system and code), ``log(1 + n) / log(1 + max n)`` of its disease count
     less the same of a term drawn as the annotations draw them (the count-weighted mean): a term as
-    common as a finding of a disease usually is stays where its labels put it, a commoner one moves
-    up, a rarer one down, and a concept of a system without annotations, left at 0, keeps its place
-    beside them in a search over several systems."""
+    common as a finding of a disease usually is (as the terms queries mean are) stays where its
+    labels put it, a commoner one moves up, a rarer one, as most terms are, down; a concept of a
+    system without annotations is left at 0, so such a term keeps its place beside it in a search
+    over several systems."""
     top = math.log1p(max(counts.values(), default=0)) or 1.0
     total = sum(counts.values())
     center = sum(n * math.log1p(n) / top for n in counts.values()) / total if total else 0.0

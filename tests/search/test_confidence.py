@@ -29,7 +29,7 @@ def _groups(seed: int) -> list[tuple[np.ndarray, int | None]]:
 
 
 def test_the_fit_ranks_right_answers_first_and_calibrates_the_top_row() -> None:
-    calibration = fit(_groups(1), "toy")
+    calibration = fit(_groups(1), "toy", prior_weight=0.0)
     assert calibration.weights[0] > 0 and calibration.weights[0] == max(calibration.weights)
     test = _groups(2)
     tops = [
@@ -101,14 +101,18 @@ def test_the_calibration_travels_with_the_model_into_the_bundle(settings, toy_re
     assert Calibration.of_bundle(Bundle(current_bundle(settings.bundles_dir))) == Calibration.load()
 
 
-def test_the_fit_keeps_the_priors_weight_it_is_given_and_fits_the_rest() -> None:
+def test_the_fit_keeps_the_priors_weight_it_is_given_and_fits_the_rest_without_it() -> None:
     """Generated items pick concepts uniformly: the prior's weight is chosen on real queries
-    (bench/bench_prior.py) and a refit keeps it, whatever the items' priors say."""
+    (bench/bench_prior.py), and a refit neither learns it nor lets it move the other weights."""
     prior = FEATURES.index("prior")
-    groups = _groups(1)
-    for features, right in groups:
+    zeroed, noisy = _groups(1), _groups(1)
+    rng = np.random.default_rng(3)
+    for (plain, _), (features, right) in zip(zeroed, noisy, strict=True):
+        plain[:, prior] = 0.0
+        features[:, prior] = rng.uniform(-0.6, 0.4, size=len(features))
         if right is not None:
-            features[right, prior] = 0.0  # on these items the right concept is never the common one
-    calibration = fit(groups, "toy", prior_weight=1.25)
-    assert calibration.weights[prior] == 1.25
-    assert calibration.weights[0] == max(calibration.weights)
+            features[right, prior] = 0.4  # here the right concept is always the commonest
+    fits = [fit(groups, "toy", prior_weight=1.25) for groups in (zeroed, noisy)]
+    assert [c.weights[prior] for c in fits] == [1.25, 1.25]
+    others = [np.delete(np.asarray(c.weights), prior) for c in fits]
+    assert np.allclose(*others) and fits[0].bias == pytest.approx(fits[1].bias)

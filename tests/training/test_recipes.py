@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from training import base_models
@@ -89,30 +90,42 @@ def test_the_cpu_recipe_guards_against_forgetting_with_the_lay_phase_ready() -> 
 def test_a_recipe_extending_another_replaces_its_fields_one_by_one(tmp_path: Path) -> None:
     (tmp_path / "base.yaml").write_text(
         "name: base\ncontrastive: {epochs: 3, batch_size: 1024, seeds: [1, 2], repeats: {lay: 2}}\n"
-        "data: {max_examples: {triplets: 10}}\nexport: {model_id: base-v1}\n"
+        "data: {max_examples: {triplets: 10}}\nexport: {model_id: base-v1, quantize: false}\n"
     )
     (tmp_path / "small.yaml").write_text(
-        "extends: base.yaml\nname: small\ncontrastive: {batch_size: 64, seeds: [3], repeats: {synonyms: 2}}\n"
+        "extends: base.yaml\nname: small\nexport: {model_id: small-v1}\n"
+        "contrastive: {batch_size: 64, seeds: [3], repeats: {synonyms: 2}}\n"
     )
     recipe, source = Recipe.read(tmp_path / "small.yaml")
     phase = recipe.contrastive
-    assert (recipe.name, recipe.export.model_id) == ("small", "base-v1")
+    assert (recipe.name, recipe.export.model_id, recipe.export.quantize) == ("small", "small-v1", False)
     # A section's fields one by one (epochs kept), a list replaced whole, a mapping merged.
     assert (phase.epochs, phase.batch_size, phase.seeds) == (3, 64, [3])
     assert phase.repeats == {"lay": 2, "synonyms": 2} and recipe.data.max_examples == {"triplets": 10}
-    # What a model's record keeps: both files, each named, the one read first.
-    small, base = f"# {tmp_path / 'small.yaml'}\nextends: base.yaml", f"# {tmp_path / 'base.yaml'}\nname: base"
-    assert source.index(small) < source.index(base)
+    # What a model's record keeps: the merged recipe, loadable as it stands, naming the files read.
+    assert source.startswith("# small.yaml extending base.yaml, merged\n")
+    assert Recipe.model_validate(yaml.safe_load(source)) == recipe
+
+
+def test_a_recipe_extending_another_names_its_own_run_and_model(tmp_path: Path) -> None:
+    """Left to the other's, the run directory (named after the recipe) and the model id would be
+    the other's: its checkpoints resumed with other settings, its model overwritten."""
+    (tmp_path / "base.yaml").write_text("name: base\nexport: {model_id: base-v1}\n")
+    (tmp_path / "child.yaml").write_text("extends: base.yaml\ncontrastive: {epochs: 2}\n")
+    with pytest.raises(RecipeError) as caught:
+        Recipe.load(tmp_path / "child.yaml")
+    assert str(caught.value) == f"{tmp_path / 'child.yaml'}: extends base.yaml but does not set its own name and export.model_id"
 
 
 def test_a_recipe_extending_a_missing_file_or_itself_is_refused_naming_the_files(tmp_path: Path) -> None:
     child = tmp_path / "child.yaml"
-    child.write_text("extends: none.yaml\nname: child\n")
+    own = "name: child\nexport: {model_id: c}\n"
+    child.write_text("extends: none.yaml\n" + own)
     with pytest.raises(RecipeError) as missing:
         Recipe.load(child)
     assert str(missing.value) == f"{child}: extends {tmp_path / 'none.yaml'}: No such file or directory"
-    (tmp_path / "loop.yaml").write_text("extends: child.yaml\nname: loop\n")
-    child.write_text("extends: loop.yaml\nname: child\n")
+    (tmp_path / "loop.yaml").write_text("extends: child.yaml\nname: loop\nexport: {model_id: l}\n")
+    child.write_text("extends: loop.yaml\n" + own)
     with pytest.raises(RecipeError) as looped:
         Recipe.load(child)
     assert str(looped.value) == f"{child}: extends {tmp_path / 'loop.yaml'}: extends {child}: extends itself"
@@ -120,7 +133,7 @@ def test_a_recipe_extending_a_missing_file_or_itself_is_refused_naming_the_files
 
 def test_a_wrong_field_inherited_is_named_by_the_recipe_read(tmp_path: Path) -> None:
     (tmp_path / "base.yaml").write_text("name: base\ncontrastive: {batch_size: many}\nexport: {model_id: x}\n")
-    (tmp_path / "child.yaml").write_text("extends: base.yaml\nname: child\n")
+    (tmp_path / "child.yaml").write_text("extends: base.yaml\nname: child\nexport: {model_id: y}\n")
     with pytest.raises(RecipeError) as caught:
         Recipe.load(tmp_path / "child.yaml")
     assert str(caught.value).startswith(f"{tmp_path / 'child.yaml'}: contrastive.batch_size: Input should be a valid integer")
