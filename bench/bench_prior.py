@@ -8,7 +8,7 @@ has no annotations (its prior is 0 everywhere), so its rankings do not change.
 directory's ``calibration.json`` (the next build carries it), with how it was chosen; then check
 the recalibration step on the new logits (``bench/bench_recalibration.py``; ``--fit`` refits it).
 
-    python bench/bench_prior.py [--weights 0,0.5,1,1.5,2,2.5] [--fit] [--record]
+    python bench/bench_prior.py [--weights 0,0.5,1,1.5,2,2.5] [--per-kind N] [--fit] [--record]
 """
 
 from __future__ import annotations
@@ -55,13 +55,14 @@ def hits(service: SearchService, items: list[GoldItem]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--weights", default="0,0.5,1,1.5,2,2.5", help="prior weights on the ranker's own logit scale")
+    parser.add_argument("--per-kind", type=int, help="only the first N items of each kind of each set (a smoke run)")
     parser.add_argument("--fit", action="store_true", help="write the best development weight into calibration.json")
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
     settings = Settings()
     service = open_search_service(settings)
     served = service.calibration
-    sets = {name: kept_items(service, SETS[name][SYSTEM], SYSTEM, None)[0] for name in (*CHOSEN_ON, *CHECKED_ON)}
+    sets = {name: kept_items(service, SETS[name][SYSTEM], SYSTEM, args.per_kind)[0] for name in (*CHOSEN_ON, *CHECKED_ON)}
     weights = [float(w) for w in args.weights.split(",")]
     table: dict[float, dict[str, int]] = {}
     for weight in weights:

@@ -40,6 +40,7 @@ SMOKE: dict[str, tuple[str, ...]] = {
     "bench_loaders": ("--scale", "0.0001"),
     "bench_match": ("--limit", "3"),
     "bench_precision": ("--labels", "16", "--int8-labels", "8", "--batch-sizes", "8"),
+    "bench_prior": ("--weights", "0,1", "--per-kind", "2"),
     "bench_profile": ("--per-kind", "2"),
     "bench_ranking": ("--per-kind", "4"),
     "bench_ranker_models": ("--per-kind", "8", "--set-per-kind", "2"),
