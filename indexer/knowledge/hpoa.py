@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -40,13 +40,20 @@ def release(file: Path | None = None) -> str:
     return "phenotype.hpoa (no version line)"
 
 
-def disease_counts(file: Path | None = None) -> dict[str, int]:
-    """Per HPO term, the diseases annotated with it (a NOT-qualified row says the disease lacks it)."""
-    diseases: dict[str, set[str]] = defaultdict(set)
+def rows(file: Path | None = None) -> Iterator[dict[str, str]]:
+    """The annotation rows (``database_id``, ``disease_name``, ``qualifier``, ``hpo_id``, ``aspect``...)
+    that a NOT qualifier does not turn into the disease's lacking the term."""
     with (file or path()).open(encoding="utf-8", newline="") as f:
         for row in csv.DictReader((line for line in f if not line.startswith("#")), delimiter="\t"):
             if row["qualifier"] != "NOT":
-                diseases[row["hpo_id"]].add(row["database_id"])
+                yield row
+
+
+def disease_counts(file: Path | None = None) -> dict[str, int]:
+    """Per HPO term, the diseases annotated with it."""
+    diseases: dict[str, set[str]] = defaultdict(set)
+    for row in rows(file):
+        diseases[row["hpo_id"]].add(row["database_id"])
     return {term: len(names) for term, names in diseases.items()}
 
 

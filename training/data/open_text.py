@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,21 +54,19 @@ def disease_concepts(path: Path | None = None) -> list[Concept]:
     relationship for each HPO term of an aspect in :data:`HPOA_ASPECTS`; NOT-qualified rows are
     left out (the disease lacks that phenotype)."""
     concepts: dict[str, Concept] = {}
-    with (path or hpoa.path()).open(encoding="utf-8", newline="") as f:
-        rows = csv.DictReader((line for line in f if not line.startswith("#")), delimiter="\t")
-        for row in rows:
-            verb = HPOA_ASPECTS.get(row["aspect"])
-            if verb is None or row["qualifier"] == "NOT":
-                continue
-            concept = concepts.get(row["database_id"])
-            if concept is None:
-                name = row["disease_name"]
-                concept = concepts[row["database_id"]] = Concept(
-                    row["database_id"], name, designations=[Designation(name, DesignationUse.PREFERRED)]
-                )
-            edge = Relationship(verb, row["hpo_id"], verb)
-            if edge not in concept.relationships:
-                concept.relationships.append(edge)
+    for row in hpoa.rows(path):
+        verb = HPOA_ASPECTS.get(row["aspect"])
+        if verb is None:
+            continue
+        concept = concepts.get(row["database_id"])
+        if concept is None:
+            name = row["disease_name"]
+            concept = concepts[row["database_id"]] = Concept(
+                row["database_id"], name, designations=[Designation(name, DesignationUse.PREFERRED)]
+            )
+        edge = Relationship(verb, row["hpo_id"], verb)
+        if edge not in concept.relationships:
+            concept.relationships.append(edge)
     return list(concepts.values())
 
 
