@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.search.confidence import FEATURES, Calibration  # noqa: E402
+from app.search.confidence import PRIOR, Calibration  # noqa: E402
 from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
@@ -33,7 +33,6 @@ from indexer.encoders.manifest import CALIBRATION_FILE  # noqa: E402
 SYSTEM = "hpo"
 CHOSEN_ON = ("a", "c", "d", "e", "f", "g", "h")
 CHECKED_ON = ("b", "spelling")
-PRIOR = FEATURES.index("prior")
 
 
 def with_weight(calibration: Calibration, weight: float, chosen_on: str = "") -> Calibration:
@@ -75,7 +74,7 @@ def main() -> None:
         "| weight | " + " | ".join(f"{n} (n={len(sets[n])})" for n in names) + " | development, all |",
         "|---" * (len(names) + 2) + "|",
         *(
-            f"| {w:g}{' (chosen)' if w == best else ''}{' (served)' if w == served.weights[PRIOR] else ''} | "
+            f"| {w:g}{' (chosen)' if w == best else ''}{' (served)' if w == served.prior_weight else ''} | "
             + " | ".join(str(table[w][n]) for n in names)
             + f" | {development[w]} |"
             for w in weights

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.search.confidence import FEATURES, fit
+from app.search.confidence import fit
 from app.search.loader import open_search_service
 from app.search.scope import Scope
 from app.search.service import SearchService
@@ -121,7 +121,7 @@ def main() -> None:
     collected = time.perf_counter() - started
     shipped = service.calibration
     groups = [(g.features, int(np.argmax(g.right)) if g.right.any() else None) for g in fitting]
-    refit = fit(groups, "refit", prior_weight=shipped.weights[FEATURES.index("prior")])
+    refit = fit(groups, "refit", prior_weight=shipped.prior_weight)
     models: dict[str, Callable[[np.ndarray], np.ndarray]] = {
         "linear (shipped)": shipped.logit,
         "linear (refit here)": refit.logit,

@@ -39,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.search.confidence import FEATURES, fit  # noqa: E402
+from app.search.confidence import fit  # noqa: E402
 from app.search.loader import open_search_service  # noqa: E402
 from app.search.scope import Scope  # noqa: E402
 from app.search.service import SearchService  # noqa: E402
@@ -182,9 +182,8 @@ def main() -> None:
     if args.fit:
         fit_items = generated_items(service, "fit", args.per_kind)
         groups = _fit_groups(service, fit_items)
-        prior_weight = service.calibration.weights[FEATURES.index("prior")]  # bench/bench_prior.py chose it
         described = f"bench_ranking fit split: {len(fit_items)} items, bundle {service.bundle.id}"
-        calibration = fit(groups, described, prior_weight=prior_weight)
+        calibration = fit(groups, described, prior_weight=service.calibration.prior_weight)
         calibration.save(default_model_dir(settings.encoder) / CALIBRATION_FILE)  # the next build carries it
         service.calibration = calibration
         print(f"fitted on {len(fit_items)} items: {calibration}")

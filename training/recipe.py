@@ -125,9 +125,9 @@ class Recipe(BaseModel):
         Raises RecipeError."""
         mapping, read = _read(path, ())
         source = (
-            read[0].read_text(encoding="utf-8")
+            read[0][1]
             if len(read) == 1
-            else (f"# {' extending '.join(p.name for p in read)}, merged\n" + yaml.safe_dump(mapping, sort_keys=False))
+            else (f"# {' extending '.join(p.name for p, _ in read)}, merged\n" + yaml.safe_dump(mapping, sort_keys=False))
         )
         try:
             return cls.model_validate(mapping), source
@@ -136,21 +136,23 @@ class Recipe(BaseModel):
             raise RecipeError(f"{path}: {fields}") from exc
 
 
-def _read(path: Path, seen: tuple[Path, ...]) -> tuple[object, list[Path]]:
+def _read(path: Path, seen: tuple[Path, ...]) -> tuple[object, list[tuple[Path, str]]]:
     """A recipe file's YAML, with the recipe it ``extends`` (a path relative to it) merged under it:
-    the file's fields replace the other's, field by field within a section; and the files read. A
+    the file's fields replace the other's, field by field within a section; and the files read, with
+    their texts. A
     recipe that extends another names its own run and model (``name``, ``export.model_id``): one
     left to the other's would resume the other's run and export under its id."""
     if path.resolve() in seen:
         raise RecipeError(f"{path}: extends itself")
     try:
-        mapping = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        mapping = yaml.safe_load(text)
     except OSError as exc:
         raise RecipeError(f"{path}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:
         raise RecipeError(f"{path}: not YAML: {' '.join(str(exc).split())}") from exc
     if not isinstance(mapping, dict) or "extends" not in mapping:
-        return mapping, [path]
+        return mapping, [(path, text)]
     parent = mapping.pop("extends")
     if not isinstance(parent, str):
         raise RecipeError(f"{path}: extends: the path of a recipe file, relative to this one")
@@ -168,7 +170,7 @@ def _read(path: Path, seen: tuple[Path, ...]) -> tuple[object, list[Path]]:
         raise RecipeError(f"{path}: extends {exc}") from exc
     if not isinstance(base, dict):
         raise RecipeError(f"{path}: extends {path.parent / parent}: not a recipe (a mapping of fields)")
-    return _merged(base, mapping), [path, *more]
+    return _merged(base, mapping), [(path, text), *more]
 
 
 def _merged(base: dict, over: dict) -> dict:

@@ -43,10 +43,11 @@ LABEL_FEATURES = (
     # concept is the one nearest in characters even when another is nearer in meaning
     "prior",  # how common the concept is: of the diseases annotated with it, log(1 + n) / log(1 + max n)
     # less its count-weighted mean, about -0.6 to 0.4 (indexer.knowledge.hpoa; 0 in a system without
-    # annotations); its weight is chosen on the
-    # development sets (bench/bench_prior.py), not fitted: the fit's generated items pick concepts uniformly
+    # annotations); its weight is chosen on the development sets (bench/bench_prior.py), not fitted:
+    # the fit's generated items pick concepts uniformly
 )
 FEATURES = LABEL_FEATURES + DETAIL_FEATURES  # and the details the query states against the concept's name
+PRIOR = FEATURES.index("prior")
 SHIPPED_CALIBRATION = SHIPPED_MODEL_DIR / CALIBRATION_FILE  # in a model directory, so in every bundle built with it
 
 
@@ -80,6 +81,11 @@ class Calibration:
             "fitted_on": self.fitted_on,
             "recalibration": {"scale": self.recalibration[0], "offset": self.recalibration[1], "fitted_on": self.recalibrated_on},
         }
+
+    @property
+    def prior_weight(self) -> float:
+        """The prior's weight, chosen on real queries (bench/bench_prior.py), kept by a refit (:func:`fit`)."""
+        return self.weights[PRIOR]
 
     def logit(self, features: np.ndarray) -> np.ndarray:
         return features @ np.asarray(self.weights, dtype=np.float32) + self.bias
@@ -133,7 +139,7 @@ def fit(groups: list[tuple[np.ndarray, int | None]], fitted_on: str, *, prior_we
     their concepts uniformly, so that how common a concept is tells nothing about them."""
     from sklearn.linear_model import LogisticRegression
 
-    fitted = np.asarray([name != "prior" for name in FEATURES])
+    fitted = np.arange(len(FEATURES)) != PRIOR
     pairs = [
         features[right, fitted] - features[np.arange(len(features)) != right][:, fitted]
         for features, right in groups

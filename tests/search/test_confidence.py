@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.search.confidence import FEATURES, Calibration, fit
+from app.search.confidence import FEATURES, PRIOR, Calibration, fit
 
 
 def _groups(seed: int) -> list[tuple[np.ndarray, int | None]]:
@@ -104,15 +104,14 @@ def test_the_calibration_travels_with_the_model_into_the_bundle(settings, toy_re
 def test_the_fit_keeps_the_priors_weight_it_is_given_and_fits_the_rest_without_it() -> None:
     """Generated items pick concepts uniformly: the prior's weight is chosen on real queries
     (bench/bench_prior.py), and a refit neither learns it nor lets it move the other weights."""
-    prior = FEATURES.index("prior")
     zeroed, noisy = _groups(1), _groups(1)
     rng = np.random.default_rng(3)
     for (plain, _), (features, right) in zip(zeroed, noisy, strict=True):
-        plain[:, prior] = 0.0
-        features[:, prior] = rng.uniform(-0.6, 0.4, size=len(features))
+        plain[:, PRIOR] = 0.0
+        features[:, PRIOR] = rng.uniform(-0.6, 0.4, size=len(features))
         if right is not None:
-            features[right, prior] = 0.4  # here the right concept is always the commonest
+            features[right, PRIOR] = 0.4  # here the right concept is always the commonest
     fits = [fit(groups, "toy", prior_weight=1.25) for groups in (zeroed, noisy)]
-    assert [c.weights[prior] for c in fits] == [1.25, 1.25]
-    others = [np.delete(np.asarray(c.weights), prior) for c in fits]
+    assert [c.prior_weight for c in fits] == [1.25, 1.25]
+    others = [np.delete(np.asarray(c.weights), PRIOR) for c in fits]
     assert np.allclose(*others) and fits[0].bias == pytest.approx(fits[1].bias)
